@@ -1,0 +1,63 @@
+# make run   — install, migrate, create a first user, start the web app and the workers
+# make test  — install and run the whole suite on SQLite, then on PostgreSQL if reachable
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PG_TEST_URL ?= postgres://postgres@127.0.0.1:5432/docqueue
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: run test test-sqlite test-postgres lint format install install-dev clean
+
+$(VENV)/.installed: requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --upgrade pip
+	$(VENV)/bin/pip install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt
+	$(VENV)/bin/pip install --quiet -r requirements-dev.txt
+	touch $@
+
+install: $(VENV)/.installed
+install-dev: $(VENV)/.installed-dev
+
+.env:
+	sed "s|^# SECRET_KEY=.*|SECRET_KEY=$$($(PYTHON) -c 'import secrets; print(secrets.token_urlsafe(50))')|" .env.example > .env
+
+run: $(VENV)/.installed .env
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py ensure_first_user
+	@echo "Web app: http://$(HOST):$(PORT)/  (Ctrl+C stops the web app and the workers)"
+	@trap 'kill $$workers 2>/dev/null; wait $$workers' EXIT INT TERM; \
+	$(PY) manage.py process_queue & workers=$$!; \
+	$(PY) manage.py runserver --noreload $(HOST):$(PORT)
+
+test: $(VENV)/.installed-dev
+	$(MAKE) --no-print-directory lint
+	$(MAKE) --no-print-directory test-sqlite
+	@if [ -n "$$DATABASE_URL" ] || $(PY) -c "import socket; socket.create_connection(('127.0.0.1', 5432), 2)" 2>/dev/null; then \
+		$(MAKE) --no-print-directory test-postgres; \
+	elif [ "$$CI" = "true" ]; then \
+		echo "PostgreSQL is not reachable at 127.0.0.1:5432 and CI=true: failing."; exit 1; \
+	else \
+		echo "PostgreSQL not reachable: skipped the PostgreSQL run."; \
+	fi
+
+test-sqlite: $(VENV)/.installed-dev
+	env -u DATABASE_URL $(VENV)/bin/pytest $(PYTEST_ARGS)
+
+test-postgres: $(VENV)/.installed-dev
+	DATABASE_URL=$${DATABASE_URL:-$(PG_TEST_URL)} $(VENV)/bin/pytest $(PYTEST_ARGS)
+
+lint: $(VENV)/.installed-dev
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: $(VENV)/.installed-dev
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+clean:
+	rm -rf $(VENV) var/test_db.sqlite3*

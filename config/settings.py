@@ -1,0 +1,170 @@
+"""Settings, all read from the environment (see .env.example)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import environ
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = BASE_DIR / "var"
+
+env = environ.Env()
+environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+
+DEBUG = env.bool("DEBUG", default=False)
+SECRET_KEY = env.str("SECRET_KEY", default="")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured("Set SECRET_KEY (or DEBUG=1 for local development).")
+    SECRET_KEY = "django-insecure-development-only"  # noqa: S105 - DEBUG only
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "documents",
+    "jobqueue",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database -------------------------------------------------------------
+SQLITE_BUSY_TIMEOUT = env.float("SQLITE_BUSY_TIMEOUT", default=60.0)
+DATABASES = {
+    "default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}")
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Concurrent workers: WAL lets readers run beside the writer, IMMEDIATE takes the
+    # write lock at BEGIN so claims queue on the busy timeout instead of failing with
+    # "database is locked" when a read transaction tries to upgrade.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "transaction_mode": "IMMEDIATE",
+            "timeout": SQLITE_BUSY_TIMEOUT,
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        }
+    )
+    # Worker processes must see the test database, so it is a file, never :memory:.
+    DATABASES["default"]["TEST"] = {
+        "NAME": env.str("SQLITE_TEST_NAME", default=str(VAR_DIR / "test_db.sqlite3"))
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {
+        "NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"
+    },
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "documents:list"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = env.str("TIME_ZONE", default="UTC")
+USE_I18N = True
+USE_TZ = True
+
+# --- Files ----------------------------------------------------------------
+STATIC_URL = "static/"
+STATIC_ROOT = env.path("STATIC_ROOT", default=BASE_DIR / "staticfiles")
+STATICFILES_DIRS = [BASE_DIR / "static"]
+# Uploads are private: MEDIA_ROOT is never served by URL; downloads go through a view.
+MEDIA_ROOT = env.path("MEDIA_ROOT", default=VAR_DIR / "media")
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"
+        if not DEBUG
+        else "django.contrib.staticfiles.storage.StaticFilesStorage"
+    },
+}
+MAX_UPLOAD_MB = env.int("MAX_UPLOAD_MB", default=50)
+MAX_UPLOAD_FILES = env.int("MAX_UPLOAD_FILES", default=20)
+# Django spools anything larger than this to a temporary file instead of memory.
+FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+DATA_UPLOAD_MAX_NUMBER_FILES = MAX_UPLOAD_FILES
+
+# --- Queue and workers ----------------------------------------------------
+QUEUE_WORKERS = env.int("QUEUE_WORKERS", default=2)
+QUEUE_MAX_RETRIES = env.int("QUEUE_MAX_RETRIES", default=3)
+QUEUE_EXTRACTION_TIMEOUT = env.float("QUEUE_EXTRACTION_TIMEOUT", default=300.0)
+QUEUE_HEARTBEAT_INTERVAL = env.float("QUEUE_HEARTBEAT_INTERVAL", default=10.0)
+QUEUE_POLL_INTERVAL = env.float("QUEUE_POLL_INTERVAL", default=1.0)
+# A worker whose heartbeat is older than this is presumed dead and its jobs rescued.
+QUEUE_STALE_WORKER_SECONDS = env.float("QUEUE_STALE_WORKER_SECONDS", default=60.0)
+QUEUE_CHILD_MEMORY_MB = env.int("QUEUE_CHILD_MEMORY_MB", default=2048)
+QUEUE_CHILD_MAX_TASKS = env.int("QUEUE_CHILD_MAX_TASKS", default=200)
+PDF_ENGINE = env.str("PDF_ENGINE", default="auto")
+CRON_TOKEN = env.str("CRON_TOKEN", default="")
+CRON_TIME_BUDGET = env.float("CRON_TIME_BUDGET", default=25.0)
+
+# --- API ------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        # Token first, so an anonymous request gets 401 with WWW-Authenticate.
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "EXCEPTION_HANDLER": "documents.api.exception_handler",
+}
+
+# --- Security -------------------------------------------------------------
+SESSION_COOKIE_SECURE = env.bool("SECURE_COOKIES", default=not DEBUG)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+}

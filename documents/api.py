@@ -1,0 +1,116 @@
+"""JSON API for scripts: upload, status, reprocess (session or ``Token`` auth)."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from rest_framework import status
+from rest_framework.decorators import api_view, parser_classes
+from rest_framework.exceptions import ValidationError as APIValidationError
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from documents.models import Document
+from documents.services import document_create, document_reprocess
+from documents.uploads import check_upload
+
+PRIORITY_RANGE = range(-100, 101)
+
+
+def exception_handler(exc: Exception, context: dict) -> Response | None:
+    """DRF's handler, plus an ``error`` key holding one human sentence."""
+    response = drf_exception_handler(exc, context)
+    if response is not None and isinstance(response.data, dict):
+        detail = response.data.get("detail")
+        if detail is None:
+            detail = " ".join(
+                str(m) for msgs in response.data.values() for m in _as_list(msgs)
+            )
+        response.data["error"] = str(detail)
+    return response
+
+
+def _as_list(value: object) -> list:
+    return value if isinstance(value, list) else [value]
+
+
+def document_json(request: Request, document: Document, *, text: bool = True) -> dict:
+    data = {
+        "id": document.pk,
+        "filename": document.original_filename,
+        "status": document.status,
+        "status_url": request.build_absolute_uri(
+            reverse("api:document", args=[document.pk])
+        ),
+        "mime_type": document.mime_type,
+        "size": document.size,
+        "sha256": document.sha256,
+        "error_type": document.error_type or None,
+        "error_message": document.error_message or None,
+        "page_count": document.page_count,
+        "confidence": document.confidence,
+        "note": document.extraction_note or None,
+        "created_at": document.created_at,
+        "updated_at": document.updated_at,
+        "processed_at": document.processed_at,
+    }
+    if text:
+        data["text"] = document.text
+    return data
+
+
+def _priority(request: Request) -> int:
+    raw = request.data.get("priority", 0) or 0
+    try:
+        priority = int(raw)
+    except (TypeError, ValueError):
+        raise APIValidationError(
+            {"priority": "Priority must be a whole number."}
+        ) from None
+    if priority not in PRIORITY_RANGE:
+        raise APIValidationError({"priority": "Priority must be between -100 and 100."})
+    return priority
+
+
+@api_view(["GET", "POST"])
+@parser_classes([MultiPartParser, FormParser, JSONParser])
+def documents(request: Request) -> Response:
+    """GET: your documents (newest first, no text). POST: upload one file (202)."""
+    if request.method == "GET":
+        docs = Document.objects.for_user(request.user).order_by("-created_at")[:100]
+        return Response([document_json(request, d, text=False) for d in docs])
+    files = request.FILES.getlist("file")
+    if len(files) != 1:
+        raise APIValidationError({"file": "Send exactly one file in the field “file”."})
+    priority = _priority(request)
+    try:
+        checked = check_upload(files[0])
+    except ValidationError as error:
+        raise APIValidationError({"file": error.messages}) from None
+    document = document_create(owner=request.user, upload=checked, priority=priority)
+    return Response(
+        document_json(request, document, text=False),
+        status=status.HTTP_202_ACCEPTED,
+        headers={"Location": reverse("api:document", args=[document.pk])},
+    )
+
+
+@api_view(["GET"])
+def document_detail(request: Request, pk: int) -> Response:
+    """Status, error, page count and text of one of your documents."""
+    document = get_object_or_404(Document.objects.for_user(request.user), pk=pk)
+    return Response(document_json(request, document))
+
+
+@api_view(["POST"])
+@parser_classes([MultiPartParser, FormParser, JSONParser])
+def document_reprocess_view(request: Request, pk: int) -> Response:
+    """Queue the document again and answer at once (202)."""
+    document = get_object_or_404(Document.objects.for_user(request.user), pk=pk)
+    job_id = document_reprocess(document=document, priority=_priority(request))
+    data = document_json(request, document, text=False)
+    data["queued"] = job_id is not None
+    return Response(data, status=status.HTTP_202_ACCEPTED)

@@ -1,0 +1,38 @@
+"""Create a first superuser when there is no user at all, and say how to log in."""
+
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+
+
+class Command(BaseCommand):
+    help = (
+        "Create the first superuser (admin) with a random password if no user exists."
+    )
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--username", default="admin")
+
+    def handle(self, *, username: str, **options) -> None:
+        User = get_user_model()  # noqa: N806
+        if User.objects.exists():
+            self.stdout.write(
+                "Users exist; log in with yours (or: manage.py createsuperuser)."
+            )
+            return
+        password = secrets.token_urlsafe(12)
+        User.objects.create_superuser(username=username, password=password)
+        note = settings.VAR_DIR / "first-user.txt"
+        note.parent.mkdir(parents=True, exist_ok=True)
+        note.write_text(f"username: {username}\npassword: {password}\n")
+        note.chmod(0o600)
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Created superuser “{username}” with password {password} "
+                f"(also in {note}). Log in at /accounts/login/ and change it in the admin."
+            )
+        )

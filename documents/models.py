@@ -1,0 +1,63 @@
+"""Documents people upload, and what extraction made of them."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import PurePosixPath
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+
+from jobqueue.models import Status
+
+
+def stored_file_name(instance: Document, filename: str) -> str:
+    """A random name under documents/: the uploaded name is never used on disk."""
+    suffix = PurePosixPath(filename).suffix.lower()[:10]
+    return f"documents/{uuid.uuid4().hex}{suffix}"
+
+
+class DocumentQuerySet(models.QuerySet["Document"]):
+    def for_user(self, user: settings.AUTH_USER_MODEL) -> DocumentQuerySet:
+        """A person sees their own documents; staff see all."""
+        if user.is_staff:
+            return self
+        return self.filter(owner=user)
+
+
+class Document(models.Model):
+    """An uploaded file; ``status`` mirrors its latest queue item."""
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="documents"
+    )
+    original_filename = models.CharField(max_length=255)
+    file = models.FileField(upload_to=stored_file_name, max_length=255)
+    mime_type = models.CharField(max_length=100)
+    size = models.PositiveBigIntegerField()
+    sha256 = models.CharField(max_length=64, db_index=True)
+    status = models.CharField(
+        max_length=16, choices=Status.choices, default=Status.PENDING, db_index=True
+    )
+    error_type = models.CharField(max_length=32, blank=True)
+    error_message = models.TextField(blank=True)
+    text = models.TextField(blank=True)
+    page_count = models.PositiveIntegerField(null=True, blank=True)
+    confidence = models.FloatField(null=True, blank=True)
+    extractor = models.CharField(max_length=64, blank=True)
+    extraction_note = models.TextField(blank=True)
+    processed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = DocumentQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return self.original_filename
+
+    def get_absolute_url(self) -> str:
+        return reverse("documents:detail", args=[self.pk])

@@ -1,0 +1,14 @@
+from django.urls import path
+
+from documents import views
+
+app_name = "documents"
+
+urlpatterns = [
+    path("", views.document_list, name="list"),
+    path("upload/", views.upload, name="upload"),
+    path("<int:pk>/", views.document_detail, name="detail"),
+    path("<int:pk>/status/", views.document_status, name="status"),
+    path("<int:pk>/reprocess/", views.reprocess, name="reprocess"),
+    path("<int:pk>/download/", views.download, name="download"),
+]

@@ -1,0 +1,218 @@
+"""The durable queue: items, worker heartbeats, per-attempt metrics and the pause switch."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+
+class Status(models.TextChoices):
+    """States of a queue item (the guide's diagram, plus cancelled)."""
+
+    PENDING = "pending", "Pending"
+    PROCESSING = "processing", "Processing"
+    COMPLETED = "completed", "Completed"
+    RETRY_PENDING = "retry_pending", "Retry pending"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+ACTIVE_STATUSES = (Status.PENDING, Status.PROCESSING, Status.RETRY_PENDING)
+WAITING_STATUSES = (Status.PENDING, Status.RETRY_PENDING)
+FINISHED_STATUSES = (Status.COMPLETED, Status.FAILED, Status.CANCELLED)
+
+
+class ErrorType(models.TextChoices):
+    """Why an attempt failed; decides whether and when it is retried."""
+
+    TIMEOUT = "timeout", "Timeout"
+    CORRUPTION = "corruption", "Corrupt file"
+    EXTRACTOR_MISSING = "extractor_missing", "Extractor missing"
+    UNSUPPORTED = "unsupported", "Unsupported type"
+    UNKNOWN = "unknown", "Unknown"
+
+
+class Operation(models.TextChoices):
+    """What a queue item asks for."""
+
+    EXTRACT = "extract", "Extract"
+    REPROCESS = "reprocess", "Reprocess"
+    # A job that does nothing but go through the queue: for benchmarks and checks.
+    NOOP = "noop", "No-op (benchmark)"
+
+
+class QueueItemQuerySet(models.QuerySet["QueueItem"]):
+    """Named filters of the queue; locking and claiming live in services."""
+
+    def active(self) -> QueueItemQuerySet:
+        return self.filter(status__in=ACTIVE_STATUSES)
+
+    def waiting(self) -> QueueItemQuerySet:
+        return self.filter(status__in=WAITING_STATUSES)
+
+    def ready(self, now: datetime | None = None) -> QueueItemQuerySet:
+        """Items a worker may claim now, in claim order."""
+        now = now or timezone.now()
+        return self.filter(
+            Q(status=Status.PENDING)
+            | Q(status=Status.RETRY_PENDING, next_retry_at__lte=now)
+        ).order_by("-priority", "created_at", "id")
+
+    def finished(self) -> QueueItemQuerySet:
+        return self.filter(status__in=FINISHED_STATUSES)
+
+
+class QueueItem(models.Model):
+    """One unit of work on one document (the guide's Job)."""
+
+    document = models.ForeignKey(
+        "documents.Document", on_delete=models.CASCADE, related_name="queue_items"
+    )
+    operation = models.CharField(
+        max_length=16, choices=Operation.choices, default=Operation.EXTRACT
+    )
+    status = models.CharField(
+        max_length=16, choices=Status.choices, default=Status.PENDING
+    )
+    priority = models.IntegerField(default=0)
+    attempts = models.PositiveIntegerField(default=0)
+    max_retries = models.PositiveIntegerField(default=3)
+    error_type = models.CharField(max_length=32, choices=ErrorType.choices, blank=True)
+    error_message = models.TextField(blank=True)
+    next_retry_at = models.DateTimeField(null=True, blank=True)
+    claimed_by = models.CharField(max_length=128, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    extraction_time_ms = models.PositiveIntegerField(null=True, blank=True)
+    confidence = models.FloatField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=False)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = QueueItemQuerySet.as_manager()
+
+    class Meta:
+        db_table = "extraction_queue"
+        verbose_name = "queue item"
+        indexes = [
+            models.Index(
+                fields=["status", "created_at"], name="idx_queue_status_created"
+            ),
+            models.Index(
+                fields=["status", "next_retry_at"], name="idx_queue_status_retry"
+            ),
+            # Matches the claim query: waiting items by priority, then oldest first.
+            models.Index(
+                "status",
+                models.F("priority").desc(),
+                "created_at",
+                name="idx_queue_claim_order",
+            ),
+        ]
+        constraints = [
+            # Deduplication belongs to the database, not to a read-then-write race.
+            models.UniqueConstraint(
+                fields=["document", "operation"],
+                condition=Q(status__in=ACTIVE_STATUSES),
+                name="uniq_active_item_per_document_operation",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.operation} of document {self.document_id} ({self.status})"
+
+    @property
+    def attachment_id(self) -> int:
+        """The guide's name for the document this job works on."""
+        return self.document_id
+
+
+class WorkerHeartbeat(models.Model):
+    """A worker thread's last sign of life (the guide's worker_heartbeat table)."""
+
+    class State(models.TextChoices):
+        IDLE = "idle", "Idle"
+        BUSY = "busy", "Busy"
+        PAUSED = "paused", "Paused"
+        STOPPED = "stopped", "Stopped"
+
+    worker_id = models.CharField(max_length=128, unique=True)
+    status = models.CharField(max_length=16, choices=State.choices, default=State.IDLE)
+    current_job = models.ForeignKey(
+        QueueItem, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    jobs_completed = models.PositiveIntegerField(default=0)
+    jobs_failed = models.PositiveIntegerField(default=0)
+    hostname = models.CharField(max_length=255, blank=True)
+    pid = models.PositiveIntegerField(null=True, blank=True)
+    started_at = models.DateTimeField(default=timezone.now)
+    last_heartbeat = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        db_table = "worker_heartbeat"
+
+    def __str__(self) -> str:
+        return self.worker_id
+
+
+class ExtractionMetric(models.Model):
+    """One row per attempt: its outcome and figures."""
+
+    class Outcome(models.TextChoices):
+        COMPLETED = "completed", "Completed"
+        RETRY = "retry", "Failed, will retry"
+        FAILED = "failed", "Failed"
+        RESCUED = "rescued", "Worker lost, rescued"
+        RELEASED = "released", "Released"
+
+    job = models.ForeignKey(
+        QueueItem, null=True, on_delete=models.SET_NULL, related_name="metrics"
+    )
+    document = models.ForeignKey(
+        "documents.Document", null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    attempt = models.PositiveIntegerField(default=1)
+    outcome = models.CharField(max_length=16, choices=Outcome.choices)
+    error_type = models.CharField(max_length=32, choices=ErrorType.choices, blank=True)
+    error_message = models.TextField(blank=True)
+    extraction_time_ms = models.PositiveIntegerField(null=True, blank=True)
+    pages = models.PositiveIntegerField(null=True, blank=True)
+    characters = models.PositiveIntegerField(null=True, blank=True)
+    confidence = models.FloatField(null=True, blank=True)
+    extractor = models.CharField(max_length=64, blank=True)
+    worker_id = models.CharField(max_length=128, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        db_table = "extraction_metrics"
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"job {self.job_id} attempt {self.attempt}: {self.outcome}"
+
+
+class QueueControl(models.Model):
+    """The single row holding the operators' pause switch for all processing."""
+
+    paused = models.BooleanField(default=False)
+    changed_at = models.DateTimeField(default=timezone.now)
+    changed_by = models.CharField(max_length=150, blank=True)
+
+    class Meta:
+        db_table = "queue_control"
+
+    def __str__(self) -> str:
+        return "paused" if self.paused else "running"
+
+    @classmethod
+    def is_paused(cls) -> bool:
+        return cls.objects.filter(pk=1, paused=True).exists()
+
+    @classmethod
+    def set_paused(cls, paused: bool, *, by: str = "") -> None:
+        cls.objects.update_or_create(
+            pk=1,
+            defaults={"paused": paused, "changed_at": timezone.now(), "changed_by": by},
+        )

@@ -1,0 +1,177 @@
+"""Runs one claimed job: extraction in a child process, then the result recorded.
+
+Shared by the worker threads and by ``process_document_queue`` (cron).
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import time
+from collections.abc import Callable
+from concurrent.futures import CancelledError
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from pebble import ProcessExpired, ProcessPool
+
+from documents.extractors.base import ExtractionResult
+from documents.models import Document
+from documents.services import document_store_result
+from jobqueue.child import limit_memory, run_extraction
+from jobqueue.models import ErrorType, Operation, QueueItem
+from jobqueue.services import QueueManager
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_EXTRACT_FUNCTION = "documents.extractors.registry.extract"
+
+
+class JobReleased(Exception):  # noqa: N818 - a signal, not an error
+    """The job was handed back to the queue (shutdown) instead of finishing."""
+
+
+@dataclass
+class Outcome:
+    """What became of one job."""
+
+    completed: bool
+    result: ExtractionResult | None = None
+    error_type: str = ""
+    error_message: str = ""
+    recorded: bool = (
+        True  # False when the job had been taken from this worker meanwhile
+    )
+
+
+@dataclass
+class JobRunner:
+    """Owns the pool of extraction children and the rules for recording outcomes."""
+
+    queue: QueueManager
+    processes: int = 2
+    max_retries: int = 3
+    extraction_timeout: float = 300.0
+    memory_mb: int = field(default_factory=lambda: settings.QUEUE_CHILD_MEMORY_MB)
+    max_tasks: int = field(default_factory=lambda: settings.QUEUE_CHILD_MAX_TASKS)
+    pdf_engine: str = field(default_factory=lambda: settings.PDF_ENGINE)
+    extract_function: str = field(
+        default_factory=lambda: getattr(
+            settings, "QUEUE_EXTRACT_FUNCTION", DEFAULT_EXTRACT_FUNCTION
+        )
+    )
+    pool: ProcessPool | None = None
+
+    def start(self) -> None:
+        # forkserver: children start from a clean, thread-free process that has only
+        # the extractors imported, never a copy of our threads and DB connections.
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(
+            ["jobqueue.child", "documents.extractors.registry"]
+        )
+        self.pool = ProcessPool(
+            max_workers=self.processes,
+            max_tasks=self.max_tasks,
+            initializer=limit_memory,
+            initargs=(self.memory_mb,),
+            context=context,
+        )
+
+    def close(self, *, kill: bool = False) -> None:
+        if self.pool is not None:
+            self.pool.stop() if kill else self.pool.close()
+            self.pool.join()
+            self.pool = None
+
+    def run(
+        self,
+        item: QueueItem,
+        worker_id: str,
+        on_future: Callable[[Any], None] | None = None,
+    ) -> Outcome:
+        """Execute a claimed job and record its outcome through the queue."""
+        started = time.monotonic()
+        try:
+            outcome = self._execute(item, on_future)
+        except JobReleased:
+            self.queue.release(item.pk, worker_id=worker_id)
+            raise
+        elapsed_ms = int((time.monotonic() - started) * 1000)
+        if outcome.completed:
+            outcome.recorded = self._record_success(
+                item, worker_id, outcome.result, elapsed_ms
+            )
+        else:
+            outcome.recorded = self.queue.failed(
+                item.pk,
+                outcome.error_message,
+                outcome.error_type,
+                max_retries=self.max_retries,
+                worker_id=worker_id,
+                extraction_time_ms=elapsed_ms,
+            )
+        return outcome
+
+    def _execute(
+        self, item: QueueItem, on_future: Callable[[Any], None] | None
+    ) -> Outcome:
+        if item.operation == Operation.NOOP:
+            # Trivial benchmark job: exercises the queue, not a parser.
+            return Outcome(True, ExtractionResult("", 0, 1.0, "noop"))
+        document = Document.objects.only("file", "mime_type").get(pk=item.document_id)
+        try:
+            path = document.file.path
+        except NotImplementedError:
+            return Outcome(
+                False,
+                error_type=ErrorType.EXTRACTOR_MISSING,
+                error_message="The file storage has no local paths; mount it or use a shared filesystem.",
+            )
+        future = self.pool.schedule(
+            run_extraction,
+            args=(self.extract_function, path, document.mime_type, self.pdf_engine),
+            timeout=self.extraction_timeout,
+        )
+        if on_future:
+            on_future(future)
+        try:
+            status, value, message = future.result()
+        except CancelledError:
+            raise JobReleased from None
+        except TimeoutError:
+            return Outcome(
+                False,
+                error_type=ErrorType.TIMEOUT,
+                error_message=f"Extraction took longer than {self.extraction_timeout:g} s and was stopped.",
+            )
+        except ProcessExpired as exc:
+            return Outcome(
+                False,
+                error_type=ErrorType.UNKNOWN,
+                error_message=f"The extractor crashed (exit code {exc.exitcode}); "
+                "the file may be too large or malformed for it.",
+            )
+        except FileNotFoundError as exc:
+            return Outcome(False, error_type=ErrorType.UNKNOWN, error_message=str(exc))
+        if status == "ok":
+            return Outcome(True, value)
+        return Outcome(False, error_type=value, error_message=message)
+
+    def _record_success(
+        self, item: QueueItem, worker_id: str, result: ExtractionResult, elapsed_ms: int
+    ) -> bool:
+        with transaction.atomic():
+            done = self.queue.complete(
+                item.pk,
+                extraction_time_ms=elapsed_ms,
+                confidence=result.confidence,
+                worker_id=worker_id,
+                pages=result.page_count,
+                characters=len(result.text),
+                extractor=result.extractor,
+            )
+            if done and item.operation != Operation.NOOP:
+                document_store_result(document_id=item.document_id, result=result)
+        return done

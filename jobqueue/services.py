@@ -1,0 +1,553 @@
+"""The queue API: every state change of a queue item goes through here.
+
+``QueueManager`` is the guide's API; ``DocumentQueueService`` is the service text's
+API over the same code. A document's visible status changes in the same transaction
+as its queue item.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Avg, Count, Exists, F, Min, OuterRef, Q, Subquery
+from django.utils import timezone
+
+from documents.models import Document
+from jobqueue import retry
+from jobqueue.models import (
+    WAITING_STATUSES,
+    ErrorType,
+    ExtractionMetric,
+    Operation,
+    QueueItem,
+    Status,
+    WorkerHeartbeat,
+)
+
+logger = logging.getLogger(__name__)
+
+NOTIFY_CHANNEL = "extraction_queue"
+
+
+def notify_workers() -> None:
+    """Wake idle PostgreSQL workers; NOTIFY is delivered when the transaction commits."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(f"NOTIFY {NOTIFY_CHANNEL}")
+
+
+def _sync_document(document_id: int, status: str, now: datetime, **fields: Any) -> None:
+    Document.objects.filter(pk=document_id).update(
+        status=status, updated_at=now, **fields
+    )
+
+
+class QueueManager:
+    """The guide's ``QueueManager``: enqueue, claim and finish jobs."""
+
+    def __init__(self, operation: str = Operation.EXTRACT) -> None:
+        self.operation = operation
+
+    # --- Adding work ---------------------------------------------------------
+
+    def enqueue(
+        self, attachment_id: int, priority: int = 0, deduplicate: bool = True
+    ) -> int | None:
+        """Queue a document; None when it already has an active job (deduplicated).
+
+        With ``deduplicate=False`` the caller gets the id of the job that will do the
+        work either way: the existing active one (its priority raised if lower) or a new one.
+        """
+        return self._enqueue(attachment_id, self.operation, priority, deduplicate)
+
+    def enqueue_batch(
+        self, attachment_ids: Iterable[int], priority: int = 0
+    ) -> list[int]:
+        """Queue many documents in one transaction; returns the ids of new jobs."""
+        ids = list(dict.fromkeys(attachment_ids))
+        now = timezone.now()
+        with transaction.atomic():
+            # Conflicts with active items are skipped by the database (INSERT OR IGNORE /
+            # ON CONFLICT DO NOTHING), so a concurrent enqueue cannot make a duplicate.
+            QueueItem.objects.bulk_create(
+                [
+                    QueueItem(
+                        document_id=doc_id,
+                        operation=self.operation,
+                        priority=priority,
+                        created_at=now,
+                        max_retries=_default_max_retries(),
+                    )
+                    for doc_id in ids
+                ],
+                ignore_conflicts=True,
+                batch_size=500,
+            )
+            new = dict(
+                QueueItem.objects.filter(
+                    document_id__in=ids,
+                    operation=self.operation,
+                    status=Status.PENDING,
+                    created_at=now,
+                ).values_list("document_id", "id")
+            )
+            Document.objects.filter(pk__in=new).update(
+                status=Status.PENDING, error_type="", error_message="", updated_at=now
+            )
+            notify_workers()
+        return [new[doc_id] for doc_id in ids if doc_id in new]
+
+    def _enqueue(
+        self, document_id: int, operation: str, priority: int, deduplicate: bool
+    ) -> int | None:
+        now = timezone.now()
+        try:
+            with transaction.atomic():
+                item = QueueItem.objects.create(
+                    document_id=document_id,
+                    operation=operation,
+                    priority=priority,
+                    created_at=now,
+                    max_retries=_default_max_retries(),
+                )
+                _sync_document(
+                    document_id, Status.PENDING, now, error_type="", error_message=""
+                )
+                notify_workers()
+                return item.pk
+        except IntegrityError:
+            # The partial unique constraint: the document already has an active item.
+            existing = QueueItem.objects.active().filter(
+                document_id=document_id, operation=operation
+            )
+            if deduplicate:
+                return None
+            existing.filter(priority__lt=priority).update(priority=priority)
+            return existing.values_list("pk", flat=True).first()
+
+    # --- Claiming ------------------------------------------------------------
+
+    def claim(self, worker_id: str) -> QueueItem | None:
+        """Take the next due job (priority, then oldest) for ``worker_id``, or None."""
+        now = timezone.now()
+        # Short transaction: on PostgreSQL the chosen row is locked and others skip it;
+        # on SQLite BEGIN IMMEDIATE serialises claimers on the busy timeout.
+        with transaction.atomic():
+            candidates = QueueItem.objects.ready(now)
+            if connection.features.has_select_for_update_skip_locked:
+                candidates = candidates.select_for_update(skip_locked=True)
+            item = candidates.first()
+            if item is None or not self._start(item, worker_id, now):
+                return None
+        return item
+
+    def _start(self, item: QueueItem, worker_id: str, now: datetime) -> bool:
+        """Move a waiting item to processing; False if someone else got there first."""
+        started = (
+            QueueItem.objects.filter(pk=item.pk)
+            .filter(
+                Q(status=Status.PENDING)
+                | Q(status=Status.RETRY_PENDING, next_retry_at__lte=now)
+            )
+            .update(
+                status=Status.PROCESSING,
+                attempts=F("attempts") + 1,
+                claimed_by=worker_id,
+                started_at=now,
+                finished_at=None,
+                next_retry_at=None,
+                updated_at=now,
+            )
+        )
+        if not started:
+            return False
+        _sync_document(item.document_id, Status.PROCESSING, now)
+        item.refresh_from_db()
+        return True
+
+    # --- Finishing -----------------------------------------------------------
+
+    def complete(
+        self,
+        job_id: int,
+        extraction_time_ms: int | None = None,
+        confidence: float | None = None,
+        *,
+        worker_id: str | None = None,
+        pages: int | None = None,
+        characters: int | None = None,
+        extractor: str = "",
+    ) -> bool:
+        """Mark a processing job completed; False (and no change) from any other state."""
+        now = timezone.now()
+        with transaction.atomic():
+            item = self._locked_processing(job_id, worker_id)
+            if item is None:
+                return False
+            item.status = Status.COMPLETED
+            item.finished_at = now
+            item.error_type = item.error_message = ""
+            item.extraction_time_ms = extraction_time_ms
+            item.confidence = confidence
+            item.save(
+                update_fields=[
+                    "status",
+                    "finished_at",
+                    "error_type",
+                    "error_message",
+                    "extraction_time_ms",
+                    "confidence",
+                    "updated_at",
+                ]
+            )
+            _sync_document(
+                item.document_id, Status.COMPLETED, now, error_type="", error_message=""
+            )
+            _record(
+                item,
+                ExtractionMetric.Outcome.COMPLETED,
+                now,
+                extraction_time_ms=extraction_time_ms,
+                confidence=confidence,
+                pages=pages,
+                characters=characters,
+                extractor=extractor,
+            )
+        return True
+
+    def failed(
+        self,
+        job_id: int,
+        error_message: str,
+        error_type: str = "unknown",
+        max_retries: int = 3,
+        *,
+        worker_id: str | None = None,
+        extraction_time_ms: int | None = None,
+        extractor: str = "",
+    ) -> bool:
+        """Record a failed attempt: retry later per the backoff table, or fail for good."""
+        error_type = retry.normalise_error_type(error_type)
+        now = timezone.now()
+        with transaction.atomic():
+            item = self._locked_processing(job_id, worker_id)
+            if item is None:
+                return False
+            item.max_retries = max_retries
+            item.error_type = error_type
+            item.error_message = error_message
+            if retry.is_retryable(error_type) and item.attempts <= max_retries:
+                item.status = Status.RETRY_PENDING
+                item.next_retry_at = retry.next_retry_at(now, item.attempts, error_type)
+                outcome = ExtractionMetric.Outcome.RETRY
+            else:
+                item.status = Status.FAILED
+                item.finished_at = now
+                outcome = ExtractionMetric.Outcome.FAILED
+            item.save(
+                update_fields=[
+                    "status",
+                    "max_retries",
+                    "error_type",
+                    "error_message",
+                    "next_retry_at",
+                    "finished_at",
+                    "updated_at",
+                ]
+            )
+            _sync_document(
+                item.document_id,
+                item.status,
+                now,
+                error_type=error_type,
+                error_message=error_message,
+            )
+            _record(
+                item,
+                outcome,
+                now,
+                error_type=error_type,
+                error_message=error_message,
+                extraction_time_ms=extraction_time_ms,
+                extractor=extractor,
+            )
+        return True
+
+    def release(self, job_id: int, *, worker_id: str | None = None) -> bool:
+        """Give a processing job back to pending without counting the attempt."""
+        now = timezone.now()
+        with transaction.atomic():
+            item = self._locked_processing(job_id, worker_id)
+            if item is None:
+                return False
+            QueueItem.objects.filter(pk=item.pk).update(
+                status=Status.PENDING,
+                attempts=F("attempts") - 1,
+                claimed_by="",
+                started_at=None,
+                updated_at=now,
+            )
+            _sync_document(item.document_id, Status.PENDING, now)
+            _record(item, ExtractionMetric.Outcome.RELEASED, now)
+            notify_workers()
+        return True
+
+    def cancel(self, job_id: int) -> bool:
+        """Cancel a job that has not started (pending or waiting for a retry)."""
+        now = timezone.now()
+        with transaction.atomic():
+            item = QueueItem.objects.select_for_update().filter(pk=job_id).first()
+            if item is None or item.status not in WAITING_STATUSES:
+                return False
+            QueueItem.objects.filter(pk=job_id).update(
+                status=Status.CANCELLED,
+                finished_at=now,
+                next_retry_at=None,
+                updated_at=now,
+            )
+            _sync_document(item.document_id, Status.CANCELLED, now)
+        return True
+
+    def _locked_processing(
+        self, job_id: int, worker_id: str | None
+    ) -> QueueItem | None:
+        item = QueueItem.objects.select_for_update().filter(pk=job_id).first()
+        if item is None or item.status != Status.PROCESSING:
+            return None
+        if worker_id is not None and item.claimed_by != worker_id:
+            # The job was rescued from this worker and handed to another one.
+            return None
+        return item
+
+    # --- Reading -------------------------------------------------------------
+
+    def get_job(self, job_id: int) -> QueueItem | None:
+        return QueueItem.objects.filter(pk=job_id).first()
+
+    def get_pending_count(self) -> int:
+        """Jobs waiting to run: pending, and retry_pending whether due or not."""
+        return QueueItem.objects.waiting().count()
+
+    def get_failed_jobs(self, limit: int = 100) -> list[QueueItem]:
+        return list(
+            QueueItem.objects.filter(status=Status.FAILED).order_by(
+                "-finished_at", "-id"
+            )[:limit]
+        )
+
+    def get_queue_stats(self) -> dict[str, Any]:
+        """Counts per state and the last day's figures, as the guide prints them."""
+        now = timezone.now()
+        counts = dict.fromkeys(Status.values, 0)
+        counts.update(
+            QueueItem.objects.values_list("status").annotate(n=Count("id")).order_by()
+        )
+        day = ExtractionMetric.objects.filter(created_at__gte=now - timedelta(hours=24))
+        last_day = day.aggregate(
+            completed_24h=Count(
+                "id", filter=Q(outcome=ExtractionMetric.Outcome.COMPLETED)
+            ),
+            failed_24h=Count("id", filter=Q(outcome=ExtractionMetric.Outcome.FAILED)),
+            avg_ms=Avg(
+                "extraction_time_ms",
+                filter=Q(outcome=ExtractionMetric.Outcome.COMPLETED),
+            ),
+        )
+        last_hour = day.filter(
+            created_at__gte=now - timedelta(hours=1),
+            outcome=ExtractionMetric.Outcome.COMPLETED,
+        ).count()
+        oldest = QueueItem.objects.waiting().aggregate(t=Min("created_at"))["t"]
+        return {
+            **counts,
+            "in_progress": counts[Status.PROCESSING],
+            "total": sum(counts.values()),
+            "completed_24h": last_day["completed_24h"],
+            "failed_24h": last_day["failed_24h"],
+            "avg_extraction_time_ms": round(last_day["avg_ms"] or 0, 1),
+            "throughput_per_hour": last_hour,
+            "oldest_pending_seconds": (now - oldest).total_seconds()
+            if oldest
+            else None,
+        }
+
+    # --- Repair --------------------------------------------------------------
+
+    def retry_failed(self, job_id: int | None = None) -> int:
+        """Put failed jobs back to pending with fresh attempts; returns how many."""
+        now = timezone.now()
+        failed = QueueItem.objects.filter(status=Status.FAILED)
+        if job_id is not None:
+            failed = failed.filter(pk=job_id)
+        # A document re-queued since it failed already has its active item.
+        failed = failed.exclude(
+            Exists(
+                QueueItem.objects.active().filter(
+                    document_id=OuterRef("document_id"), operation=OuterRef("operation")
+                )
+            )
+        )
+        with transaction.atomic():
+            rows = list(failed.select_for_update().values_list("pk", "document_id"))
+            count = QueueItem.objects.filter(
+                pk__in=[pk for pk, _ in rows], status=Status.FAILED
+            ).update(
+                status=Status.PENDING,
+                attempts=0,
+                error_type="",
+                error_message="",
+                next_retry_at=None,
+                claimed_by="",
+                started_at=None,
+                finished_at=None,
+                updated_at=now,
+            )
+            Document.objects.filter(pk__in=[doc for _, doc in rows]).update(
+                status=Status.PENDING, error_type="", error_message="", updated_at=now
+            )
+            if count:
+                notify_workers()
+        return count
+
+    def cleanup_stale_jobs(self, stale_threshold_minutes: float = 30) -> int:
+        """Rescue jobs that have been processing longer than the threshold."""
+        cutoff = timezone.now() - timedelta(minutes=stale_threshold_minutes)
+        stuck = QueueItem.objects.filter(
+            status=Status.PROCESSING, started_at__lt=cutoff
+        )
+        return self._rescue(
+            stuck, f"it was processing for over {stale_threshold_minutes:g} minutes"
+        )
+
+    def rescue_dead_workers(self, stale_after_seconds: float) -> int:
+        """Rescue the jobs of workers whose heartbeat is older than the threshold."""
+        cutoff = timezone.now() - timedelta(seconds=stale_after_seconds)
+        alive = WorkerHeartbeat.objects.filter(last_heartbeat__gte=cutoff).exclude(
+            status=WorkerHeartbeat.State.STOPPED
+        )
+        orphaned = QueueItem.objects.filter(status=Status.PROCESSING).exclude(
+            claimed_by__in=Subquery(alive.values("worker_id"))
+        )
+        # A job claimed a moment ago may belong to a worker whose first beat is pending.
+        orphaned = orphaned.filter(started_at__lt=cutoff)
+        return self._rescue(orphaned, "its worker stopped responding")
+
+    def _rescue(self, queryset: Any, why: str) -> int:
+        """Send lost jobs back to pending; the lost attempt counts, so a job that
+        keeps killing its worker ends failed instead of looping."""
+        now = timezone.now()
+        rescued = 0
+        with transaction.atomic():
+            for item in queryset.select_for_update():
+                message = (
+                    f"Attempt {item.attempts} was lost: {why} ({item.claimed_by})."
+                )
+                if item.attempts > item.max_retries:
+                    item.status = Status.FAILED
+                    item.finished_at = now
+                    item.error_type = ErrorType.UNKNOWN
+                    item.error_message = message + " No retries left."
+                    outcome = ExtractionMetric.Outcome.FAILED
+                else:
+                    item.status = Status.PENDING
+                    item.error_message = message
+                    outcome = ExtractionMetric.Outcome.RESCUED
+                _record(
+                    item,
+                    outcome,
+                    now,
+                    error_type=ErrorType.UNKNOWN,
+                    error_message=message,
+                )
+                item.claimed_by = ""
+                item.save()
+                _sync_document(
+                    item.document_id,
+                    item.status,
+                    now,
+                    error_type=item.error_type,
+                    error_message=item.error_message,
+                )
+                logger.warning("Rescued job %s: %s", item.pk, message)
+                rescued += 1
+            if rescued:
+                notify_workers()
+        return rescued
+
+    def clear_finished(
+        self, older_than_days: float, statuses: Iterable[str] | None = None
+    ) -> int:
+        """Delete finished items older than N days; what the command and admin page use."""
+        return (
+            self.finished_older_than(older_than_days, statuses)
+            .delete()[1]
+            .get(QueueItem._meta.label, 0)
+        )
+
+    def finished_older_than(
+        self, older_than_days: float, statuses: Iterable[str] | None = None
+    ) -> Any:
+        statuses = list(statuses or (Status.COMPLETED, Status.FAILED, Status.CANCELLED))
+        if not set(statuses) <= {Status.COMPLETED, Status.FAILED, Status.CANCELLED}:
+            raise ValueError(
+                "Only completed, failed and cancelled items can be cleared."
+            )
+        cutoff = timezone.now() - timedelta(days=older_than_days)
+        return QueueItem.objects.filter(status__in=statuses, updated_at__lt=cutoff)
+
+
+class DocumentQueueService:
+    """The service text's API; the same code as ``QueueManager`` underneath."""
+
+    def __init__(self, queue: QueueManager | None = None) -> None:
+        self.queue = queue or QueueManager()
+
+    def enqueue(
+        self, document_id: int, operation: str, priority: int = 0
+    ) -> int | None:
+        """Queue ``operation`` for a document; None if one is already active."""
+        return self.queue._enqueue(document_id, operation, priority, deduplicate=True)
+
+    def get_pending_items(self, limit: int = 10) -> list[QueueItem]:
+        """Items due now, in the order workers take them."""
+        return list(QueueItem.objects.ready()[:limit])
+
+    def mark_in_progress(self, item: QueueItem, worker_id: str = "") -> bool:
+        """Claim this item; False if another worker got there first."""
+        with transaction.atomic():
+            return self.queue._start(item, worker_id, timezone.now())
+
+    def mark_completed(self, item: QueueItem) -> bool:
+        return self.queue.complete(item.pk)
+
+    def mark_failed(
+        self, item: QueueItem, error_message: str, error_type: str = ErrorType.UNKNOWN
+    ) -> bool:
+        return self.queue.failed(
+            item.pk, error_message, error_type, max_retries=item.max_retries
+        )
+
+    def get_queue_stats(self) -> dict[str, Any]:
+        return self.queue.get_queue_stats()
+
+
+def _default_max_retries() -> int:
+    from django.conf import settings
+
+    return settings.QUEUE_MAX_RETRIES
+
+
+def _record(item: QueueItem, outcome: str, now: datetime, **fields: Any) -> None:
+    ExtractionMetric.objects.create(
+        job=item,
+        document_id=item.document_id,
+        attempt=item.attempts,
+        outcome=outcome,
+        worker_id=item.claimed_by,
+        created_at=now,
+        **{k: v for k, v in fields.items() if v is not None},
+    )

@@ -1,0 +1,9 @@
+from django.urls import path
+
+from jobqueue import views
+
+app_name = "jobqueue"
+
+urlpatterns = [
+    path("cron/", views.cron, name="cron"),
+]

@@ -1,0 +1,147 @@
+"""Shared fixtures: users and clients, private media, documents, worker processes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from django.core.files.base import ContentFile
+from django.db import connection
+
+from documents.models import Document
+from jobqueue.services import QueueManager
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def media_root(settings, tmp_path: Path) -> Path:
+    """Every test stores uploads in its own folder."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    return settings.MEDIA_ROOT
+
+
+@pytest.fixture
+def user(django_user_model):
+    return django_user_model.objects.create_user("alice", password="alice-password-1")
+
+
+@pytest.fixture
+def other_user(django_user_model):
+    return django_user_model.objects.create_user("bob", password="bob-password-1")
+
+
+@pytest.fixture
+def staff_user(django_user_model):
+    return django_user_model.objects.create_user(
+        "operator", password="operator-password-1", is_staff=True
+    )
+
+
+@pytest.fixture
+def user_client(client, user):
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def make_document(user) -> Callable[..., Document]:
+    """A stored document (without a queue item) with the given bytes."""
+
+    def make(
+        content: bytes = b"hello world\n",
+        name: str = "note.txt",
+        mime_type: str = "text/plain",
+        owner=None,
+    ) -> Document:
+        document = Document(
+            owner=owner or user,
+            original_filename=name,
+            mime_type=mime_type,
+            size=len(content),
+            sha256="0" * 64,
+        )
+        document.file.save(name, ContentFile(content), save=False)
+        document.save()
+        return document
+
+    return make
+
+
+@pytest.fixture
+def queue() -> QueueManager:
+    return QueueManager()
+
+
+def test_database_url() -> str:
+    """A DATABASE_URL that points child processes at the test database."""
+    s = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{s['NAME']}"
+    host = s.get("HOST") or "127.0.0.1"
+    port = s.get("PORT") or 5432
+    auth = s["USER"] + (f":{s['PASSWORD']}" if s.get("PASSWORD") else "")
+    return f"postgres://{auth}@{host}:{port}/{s['NAME']}"
+
+
+@pytest.fixture
+def child_env(settings) -> dict[str, str]:
+    """Environment for a real process that must share the test's database and media."""
+    return {
+        **os.environ,
+        "DATABASE_URL": test_database_url(),
+        "MEDIA_ROOT": str(settings.MEDIA_ROOT),
+        "PYTHONUNBUFFERED": "1",
+    }
+
+
+@pytest.fixture
+def start_worker(child_env, tmp_path) -> Iterator[Callable[..., subprocess.Popen]]:
+    """Start ``manage.py process_queue`` as a real process; killed at teardown."""
+    procs: list[subprocess.Popen] = []
+
+    def start(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
+        log = open(tmp_path / f"worker-{len(procs)}.log", "w+b")  # noqa: SIM115
+        proc = subprocess.Popen(
+            [sys.executable, "manage.py", "process_queue", *args],
+            cwd=REPO_ROOT,
+            env={**child_env, **(env or {})},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        proc.log = log  # type: ignore[attr-defined]
+        procs.append(proc)
+        return proc
+
+    yield start
+    for proc in procs:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+        proc.log.close()
+
+
+def wait_for(
+    predicate: Callable[[], object], timeout: float = 60, interval: float = 0.1
+):
+    """Poll until ``predicate()`` is truthy; fail with a clear message on timeout."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"condition not met within {timeout} s")
+
+
+def worker_log(proc: subprocess.Popen) -> str:
+    proc.log.flush()
+    proc.log.seek(0)
+    return proc.log.read().decode(errors="replace")
