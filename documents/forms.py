@@ -16,11 +16,11 @@ class MultipleFileInput(forms.ClearableFileInput):
 class MultipleFileField(forms.FileField):
     """A file field that takes several files (Django's documented recipe)."""
 
-    def __init__(self, *args, **kwargs) -> None:ANN003
+    def __init__(self, *args, **kwargs) -> None:
         kwargs.setdefault("widget", MultipleFileInput())
         super().__init__(*args, **kwargs)
 
-    def clean(self, data, initial=None):ANN201
+    def clean(self, data, initial=None):
         single = super().clean
         if isinstance(data, list | tuple):
             return [single(d, initial) for d in data]

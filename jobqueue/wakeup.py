@@ -63,7 +63,7 @@ class Wakeup:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
-    def _guard(self, target):ANN202
+    def _guard(self, target):
         def run() -> None:
             while not self._stop.is_set():
                 try:
