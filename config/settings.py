@@ -136,6 +136,10 @@ QUEUE_STALE_WORKER_SECONDS = env.float("QUEUE_STALE_WORKER_SECONDS", default=60.
 QUEUE_CHILD_MEMORY_MB = env.int("QUEUE_CHILD_MEMORY_MB", default=2048)
 QUEUE_CHILD_MAX_TASKS = env.int("QUEUE_CHILD_MAX_TASKS", default=200)
 PDF_ENGINE = env.str("PDF_ENGINE", default="auto")
+# Dotted path of the function children call to extract a file (tests swap in slow ones).
+QUEUE_EXTRACT_FUNCTION = env.str(
+    "QUEUE_EXTRACT_FUNCTION", default="documents.extractors.registry.extract"
+)
 CRON_TOKEN = env.str("CRON_TOKEN", default="")
 CRON_TIME_BUDGET = env.float("CRON_TIME_BUDGET", default=25.0)
 

@@ -43,7 +43,9 @@ def clean_filename(name: str) -> str:
 
 
 def accepted_types_label() -> str:
-    return ", ".join(SUPPORTED_TYPES.values())
+    """E.g. "PDF, Word (DOCX) or Plain text"."""
+    *rest, last = SUPPORTED_TYPES.values()
+    return f"{', '.join(rest)} or {last}" if rest else last
 
 
 def check_upload(upload: UploadedFile) -> CheckedUpload:

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import importlib
 import resource
+import signal
 from typing import Any
 
 from documents.extractors.base import classify
 
 
-def limit_memory(megabytes: int) -> None:
+def init_child(megabytes: int) -> None:
     """Pool initializer: cap the child's address space, so a parser that explodes
-    raises MemoryError (or dies) in the child instead of starving the host."""
+    raises MemoryError (or dies) in the child instead of starving the host. Ctrl+C is
+    the parent's to handle: it lets current extractions finish."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if megabytes > 0:
         limit = megabytes * 1024 * 1024
         _soft, hard = resource.getrlimit(resource.RLIMIT_AS)

@@ -20,13 +20,11 @@ from pebble import ProcessExpired, ProcessPool
 from documents.extractors.base import ExtractionResult
 from documents.models import Document
 from documents.services import document_store_result
-from jobqueue.child import limit_memory, run_extraction
+from jobqueue.child import init_child, run_extraction
 from jobqueue.models import ErrorType, Operation, QueueItem
 from jobqueue.services import QueueManager
 
 logger = logging.getLogger(__name__)
-
-DEFAULT_EXTRACT_FUNCTION = "documents.extractors.registry.extract"
 
 
 class JobReleased(Exception):  # noqa: N818 - a signal, not an error
@@ -58,9 +56,7 @@ class JobRunner:
     max_tasks: int = field(default_factory=lambda: settings.QUEUE_CHILD_MAX_TASKS)
     pdf_engine: str = field(default_factory=lambda: settings.PDF_ENGINE)
     extract_function: str = field(
-        default_factory=lambda: getattr(
-            settings, "QUEUE_EXTRACT_FUNCTION", DEFAULT_EXTRACT_FUNCTION
-        )
+        default_factory=lambda: settings.QUEUE_EXTRACT_FUNCTION
     )
     pool: ProcessPool | None = None
 
@@ -74,7 +70,7 @@ class JobRunner:
         self.pool = ProcessPool(
             max_workers=self.processes,
             max_tasks=self.max_tasks,
-            initializer=limit_memory,
+            initializer=init_child,
             initargs=(self.memory_mb,),
             context=context,
         )
@@ -153,8 +149,6 @@ class JobRunner:
                 error_message=f"The extractor crashed (exit code {exc.exitcode}); "
                 "the file may be too large or malformed for it.",
             )
-        except FileNotFoundError as exc:
-            return Outcome(False, error_type=ErrorType.UNKNOWN, error_message=str(exc))
         if status == "ok":
             return Outcome(True, value)
         return Outcome(False, error_type=value, error_message=message)

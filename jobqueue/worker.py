@@ -81,6 +81,8 @@ class ExtractionWorker:
         self._wakeup = Wakeup()
         self._started_at: float | None = None
         self._last_beat = 0.0
+        self._stopped = threading.Event()
+        self._finish_lock = threading.Lock()
 
     # --- Lifecycle -------------------------------------------------------------
 
@@ -89,6 +91,7 @@ class ExtractionWorker:
         if self.is_running():
             return
         self._stop.clear()
+        self._stopped.clear()
         self._started_at = time.monotonic()
         self.runner.start()
         self._register()
@@ -125,6 +128,12 @@ class ExtractionWorker:
                     state.future.cancel()
             for thread in self._threads:
                 thread.join(5)
+        with self._finish_lock:
+            if not self._stopped.is_set():
+                self._finish(clean)
+        return clean
+
+    def _finish(self, clean: bool) -> None:
         self._release_leftovers()
         self._wakeup.stop()
         self.runner.close(kill=not clean)
@@ -132,9 +141,12 @@ class ExtractionWorker:
             state.status, state.current_job = WorkerHeartbeat.State.STOPPED, None
         self._beat(force=True)
         connection.close()
-        self._threads = []
+        self._stopped.set()
         logger.info("Workers stopped (%s)", "clean" if clean else "jobs released")
-        return clean
+
+    def wait_stopped(self, timeout: float | None = None) -> bool:
+        """Block until a stop (perhaps begun by a signal handler) has completed."""
+        return self._stopped.wait(timeout)
 
     def pause(self) -> None:
         """Finish current jobs, claim no new ones until ``resume``."""
@@ -378,7 +390,10 @@ def register_signal_handlers(
 
 
 def process_document_queue(
-    limit: int | None = None, *, time_budget: float | None = None
+    limit: int | None = None,
+    *,
+    time_budget: float | None = None,
+    on_progress: Callable[[int], object] | None = None,
 ) -> dict[str, int]:
     """Process what is due now, one job at a time (cron); returns the counts."""
     counts = {"processed": 0, "completed": 0, "failed": 0}
@@ -415,6 +430,8 @@ def process_document_queue(
             outcome = runner.run(items[0], worker_id)
             counts["processed"] += 1
             counts["completed" if outcome.completed else "failed"] += 1
+            if on_progress:
+                on_progress(1)
     finally:
         runner.close()
         WorkerHeartbeat.objects.filter(pk=beat.pk).update(

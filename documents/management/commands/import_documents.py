@@ -1,0 +1,103 @@
+"""Import a folder (or files) of documents for an owner, queueing each for extraction."""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from collections import Counter
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.core.files import File
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from documents.models import Document
+from documents.services import document_create
+from documents.uploads import check_upload
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class Command(BaseCommand):
+    help = "Import files (folders are walked recursively) for --owner; each is queued."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("paths", nargs="+", metavar="PATH")
+        parser.add_argument(
+            "--owner", required=True, help="Username that will own them."
+        )
+        parser.add_argument("--priority", type=int, default=0)
+        parser.add_argument(
+            "--allow-duplicates",
+            action="store_true",
+            help="Import files whose content this owner already has.",
+        )
+
+    def handle(
+        self,
+        *,
+        paths: list[str],
+        owner: str,
+        priority: int,
+        allow_duplicates: bool,
+        verbosity: int,
+        **options,
+    ) -> None:
+        User = get_user_model()  # noqa: N806
+        try:
+            user = User.objects.get(**{User.USERNAME_FIELD: owner})
+        except User.DoesNotExist:
+            raise CommandError(f"No user named “{owner}”.") from None
+        files = self._collect(paths)
+        imported, skipped = 0, []
+        show_bar = verbosity > 0 and sys.stderr.isatty()
+        for path in tqdm(files, unit="file", disable=not show_bar, file=sys.stderr):
+            reason = self._import(path, user, priority, allow_duplicates)
+            if reason:
+                skipped.append((path, reason))
+            else:
+                imported += 1
+        self.stdout.write(
+            f"Imported {imported} of {len(files)} files; skipped {len(skipped)}."
+        )
+        for path, reason in skipped:
+            self.stdout.write(f"  skipped {path}: {reason}")
+        if skipped:
+            summary = Counter(reason.split(":")[0] for _, reason in skipped)
+            self.stdout.write(
+                "Skipped by reason: "
+                + ", ".join(f"{k} ({v})" for k, v in summary.items())
+            )
+
+    def _collect(self, paths: list[str]) -> list[Path]:
+        files: list[Path] = []
+        for raw in paths:
+            path = Path(raw)
+            if path.is_dir():
+                files.extend(sorted(p for p in path.rglob("*") if p.is_file()))
+            elif path.is_file():
+                files.append(path)
+            else:
+                raise CommandError(f"{raw} is neither a file nor a folder.")
+        return files
+
+    def _import(self, path: Path, user, priority: int, allow_duplicates: bool) -> str:
+        """Import one file; return why it was skipped, or "" on success."""
+        duplicate = Document.objects.filter(owner=user, sha256=_sha256(path))
+        if not allow_duplicates and duplicate.exists():
+            return "duplicate: this owner already has a file with the same content"
+        with path.open("rb") as handle:
+            try:
+                checked = check_upload(File(handle, name=path.name))
+            except ValidationError as error:
+                return f"refused: {' '.join(error.messages)}"
+            document_create(owner=user, upload=checked, priority=priority)
+        return ""

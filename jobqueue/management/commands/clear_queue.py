@@ -1,0 +1,49 @@
+"""Delete finished queue items older than N days (the admin's clear page does the same)."""
+
+from __future__ import annotations
+
+from argparse import ArgumentTypeError
+
+from django.core.management.base import BaseCommand, CommandError
+
+from jobqueue.models import FINISHED_STATUSES
+from jobqueue.services import QueueManager
+
+
+def days(value: str) -> float:
+    number = float(value)
+    if number < 0:
+        raise ArgumentTypeError("must be 0 or more days")
+    return number
+
+
+class Command(BaseCommand):
+    help = "Delete completed, failed and cancelled queue items older than --older-than days."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--older-than", type=days, required=True, metavar="DAYS")
+        parser.add_argument(
+            "--status",
+            action="append",
+            choices=[str(s) for s in FINISHED_STATUSES],
+            help="Only these states (repeatable); default: all finished states.",
+        )
+        parser.add_argument(
+            "--dry-run", action="store_true", help="Say how many, delete nothing."
+        )
+
+    def handle(
+        self, *, older_than: float, status: list[str] | None, dry_run: bool, **options
+    ) -> None:
+        queue = QueueManager()
+        try:
+            matching = queue.finished_older_than(older_than, status).count()
+        except ValueError as error:
+            raise CommandError(str(error)) from None
+        if dry_run:
+            self.stdout.write(f"Would delete {matching} queue items (dry run).")
+            return
+        deleted = queue.clear_finished(older_than, status)
+        self.stdout.write(
+            f"Deleted {deleted} queue items older than {older_than:g} days."
+        )

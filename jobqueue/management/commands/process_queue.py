@@ -1,0 +1,140 @@
+"""Run the worker pool (until stopped), or process what is due once (cron)."""
+
+from __future__ import annotations
+
+import logging
+import math
+import sys
+import time
+from argparse import ArgumentTypeError
+
+from django.conf import settings
+from django.core.management.base import BaseCommand
+
+from jobqueue.worker import (
+    ExtractionWorker,
+    process_document_queue,
+    register_signal_handlers,
+)
+
+
+def positive_int(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        raise ArgumentTypeError("must be 1 or more")
+    return number
+
+
+def non_negative_int(value: str) -> int:
+    number = int(value)
+    if number < 0:
+        raise ArgumentTypeError("must be 0 or more")
+    return number
+
+
+def positive_seconds(value: str) -> float:
+    number = float(value)
+    if not math.isfinite(number) or number <= 0:
+        raise ArgumentTypeError("must be a positive number of seconds")
+    return number
+
+
+class Command(BaseCommand):
+    help = (
+        "Process the extraction queue with a pool of workers (Ctrl+C stops gracefully)."
+    )
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument(
+            "--workers", type=positive_int, default=settings.QUEUE_WORKERS
+        )
+        parser.add_argument(
+            "--max-retries", type=non_negative_int, default=settings.QUEUE_MAX_RETRIES
+        )
+        parser.add_argument(
+            "--timeout",
+            type=positive_seconds,
+            default=settings.QUEUE_EXTRACTION_TIMEOUT,
+            help="Hard limit for one extraction, in seconds.",
+        )
+        parser.add_argument(
+            "--heartbeat-interval",
+            type=positive_seconds,
+            default=settings.QUEUE_HEARTBEAT_INTERVAL,
+        )
+        parser.add_argument(
+            "--poll-interval",
+            type=positive_seconds,
+            default=settings.QUEUE_POLL_INTERVAL,
+        )
+        parser.add_argument(
+            "--stop-timeout",
+            type=positive_seconds,
+            default=60.0,
+            help="On SIGTERM/SIGINT, how long current jobs may take to finish.",
+        )
+        parser.add_argument(
+            "--once", action="store_true", help="Process what is due now, then exit."
+        )
+        parser.add_argument(
+            "--limit",
+            type=positive_int,
+            default=None,
+            help="With --once: at most N jobs.",
+        )
+
+    def handle(
+        self,
+        *,
+        workers: int,
+        max_retries: int,
+        timeout: float,
+        heartbeat_interval: float,
+        poll_interval: float,
+        stop_timeout: float,
+        once: bool,
+        limit: int | None,
+        verbosity: int,
+        **options,
+    ) -> None:
+        self._configure_logging(verbosity)
+        if once:
+            self._run_once(limit)
+            return
+        worker = ExtractionWorker(
+            num_workers=workers,
+            max_retries=max_retries,
+            extraction_timeout=timeout,
+            heartbeat_interval=heartbeat_interval,
+            poll_interval=poll_interval,
+        )
+        register_signal_handlers(worker, stop_timeout=stop_timeout)
+        worker.start()
+        self.stdout.write(
+            f"Processing the queue with {workers} workers. Ctrl+C to stop."
+        )
+        while worker.is_running():
+            time.sleep(0.2)
+        worker.wait_stopped()
+        self.stdout.write("Stopped.")
+
+    def _run_once(self, limit: int | None) -> None:
+        progress = None
+        if self.stdout.isatty():
+            from tqdm import tqdm
+
+            progress = tqdm(unit="job", desc="Processing", file=sys.stderr)
+        counts = process_document_queue(
+            limit, on_progress=progress.update if progress else None
+        )
+        if progress:
+            progress.close()
+        self.stdout.write(
+            "Processed {processed} jobs: {completed} completed, {failed} failed.".format(
+                **counts
+            )
+        )
+
+    def _configure_logging(self, verbosity: int) -> None:
+        level = {0: logging.WARNING, 1: logging.INFO}.get(verbosity, logging.DEBUG)
+        logging.getLogger("jobqueue").setLevel(level)

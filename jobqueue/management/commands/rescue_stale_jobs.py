@@ -1,0 +1,37 @@
+"""Send jobs of dead workers, or jobs processing for too long, back to the queue."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.management.base import BaseCommand
+
+from jobqueue.services import QueueManager
+
+
+class Command(BaseCommand):
+    help = (
+        "Rescue jobs whose worker stopped heartbeating, and jobs processing longer "
+        "than --minutes. Each rescue counts as an attempt."
+    )
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument(
+            "--minutes",
+            type=float,
+            default=30,
+            help="Also rescue jobs processing longer than this (default 30).",
+        )
+        parser.add_argument(
+            "--heartbeat-seconds",
+            type=float,
+            default=settings.QUEUE_STALE_WORKER_SECONDS,
+            help="A worker silent for this long is presumed dead.",
+        )
+
+    def handle(self, *, minutes: float, heartbeat_seconds: float, **options) -> None:
+        queue = QueueManager()
+        dead = queue.rescue_dead_workers(heartbeat_seconds)
+        slow = queue.cleanup_stale_jobs(stale_threshold_minutes=minutes)
+        self.stdout.write(
+            f"Rescued {dead} jobs of dead workers and {slow} jobs stuck over {minutes:g} minutes."
+        )
