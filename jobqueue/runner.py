@@ -26,6 +26,15 @@ from jobqueue.services import QueueManager
 
 logger = logging.getLogger(__name__)
 
+# Imported once in the fork server, so each new child starts with the parsers loaded
+# (a module whose library is missing is skipped there and fails only its own jobs).
+PRELOAD = [
+    "jobqueue.child",
+    "documents.extractors.pdf",
+    "documents.extractors.docx",
+    "documents.extractors.text",
+]
+
 
 class JobReleased(Exception):  # noqa: N818 - a signal, not an error
     """The job was handed back to the queue (shutdown) instead of finishing."""

@@ -392,9 +392,16 @@ class QueueManager:
             )
         )
         with transaction.atomic():
-            rows = list(failed.select_for_update().values_list("pk", "document_id"))
+            rows = failed.select_for_update().order_by("-pk")
+            # A document that failed more than once gets only its latest job back: two
+            # would break the one-active-item-per-document-and-operation constraint.
+            latest: dict[tuple[int, str], int] = {}
+            for pk, document_id, operation in rows.values_list(
+                "pk", "document_id", "operation"
+            ):
+                latest.setdefault((document_id, operation), pk)
             count = QueueItem.objects.filter(
-                pk__in=[pk for pk, _ in rows], status=Status.FAILED
+                pk__in=list(latest.values()), status=Status.FAILED
             ).update(
                 status=Status.PENDING,
                 attempts=0,
@@ -406,7 +413,7 @@ class QueueManager:
                 finished_at=None,
                 updated_at=now,
             )
-            Document.objects.filter(pk__in=[doc for _, doc in rows]).update(
+            Document.objects.filter(pk__in=[doc for doc, _ in latest]).update(
                 status=Status.PENDING, error_type="", error_message="", updated_at=now
             )
             if count:

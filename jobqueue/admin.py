@@ -1,0 +1,368 @@
+"""The operators' console: queue items in the Django admin, plus its extra pages.
+
+Actions filter to the states the guide allows and call ``QueueManager``; the dashboard,
+the pause switch and the clear page live in ``jobqueue.dashboard``; workers and metrics
+in ``jobqueue.admin_monitoring``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib import admin, messages
+from django.contrib.admin.actions import delete_selected as django_delete_selected
+from django.contrib.admin.utils import flatten_fieldsets
+from django.db.models import F, QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.urls import URLPattern, path
+from django.utils import timezone
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
+from django.utils.translation import ngettext
+
+from jobqueue import (
+    admin_monitoring,  # noqa: F401 - registers workers and metrics
+    dashboard,
+)
+from jobqueue.dashboard import badge, document_link, short_duration, status_badge
+from jobqueue.models import (
+    FINISHED_STATUSES,
+    WAITING_STATUSES,
+    QueueControl,
+    QueueItem,
+    Status,
+)
+from jobqueue.services import QueueManager
+
+PRIORITY_STEP = 10
+# (singular, plural) message pairs; each has a %(count)d placeholder.
+Plural = tuple[str, str]
+
+
+def counted(forms: Plural, count: int, **extra: Any) -> str:
+    """``ngettext`` of a message pair, filled with the count."""
+    return ngettext(*forms, count) % {"count": count, **extra}
+
+
+class RetryDueFilter(admin.SimpleListFilter):
+    """Retry-pending items whose next attempt is due now, or later."""
+
+    title = "retry"
+    parameter_name = "retry"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("due", "Due now"), ("scheduled", "Scheduled later")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet | None:
+        waiting = queryset.filter(status=Status.RETRY_PENDING)
+        if self.value() == "due":
+            return waiting.filter(next_retry_at__lte=timezone.now())
+        if self.value() == "scheduled":
+            return waiting.filter(next_retry_at__gt=timezone.now())
+        return None
+
+
+@admin.register(QueueItem)
+class QueueItemAdmin(admin.ModelAdmin):
+    """Queue items: read-only records, changed only through the queue's actions."""
+
+    list_display = (
+        "id",
+        "document_column",
+        "operation",
+        "status_column",
+        "priority",
+        "attempts_column",
+        "error_type",
+        "next_retry_column",
+        "claimed_by",
+        "age_column",
+    )
+    list_filter = ("status", "operation", "error_type", RetryDueFilter)
+    date_hierarchy = "created_at"
+    search_fields = ("document__original_filename", "error_message")
+    search_help_text = "Search by document name or error message."
+    list_select_related = ("document",)
+    ordering = ("-created_at", "-id")
+    list_per_page = 50
+    fieldsets = (
+        (
+            None,
+            {
+                "fields": (
+                    ("document_column", "operation", "status_column"),
+                    ("priority", "attempts_column", "claimed_by"),
+                )
+            },
+        ),
+        (
+            "Timing",
+            {
+                "fields": (
+                    ("created_at", "started_at", "finished_at", "updated_at"),
+                    ("next_retry_column", "extraction_time_ms", "confidence"),
+                )
+            },
+        ),
+        ("Error", {"fields": ("error_type", "error_column")}),
+        ("Attempts", {"fields": ("attempt_history",)}),
+    )
+    readonly_fields = flatten_fieldsets(fieldsets)
+    actions = (
+        "retry_jobs",
+        "cancel_jobs",
+        "release_jobs",
+        "raise_priority",
+        "lower_priority",
+        "delete_selected",
+    )
+
+    # --- Permissions: the record is history; only actions change it ----------
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # The change form is view-only for everyone; actions check obj=None.
+        return obj is None and super().has_change_permission(request)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # Deleting an active item would strand its document's status.
+        if obj is not None and obj.status not in FINISHED_STATUSES:
+            return False
+        return super().has_delete_permission(request, obj)
+
+    # --- Columns ---------------------------------------------------------------
+
+    @admin.display(description="Document", ordering="document__original_filename")
+    def document_column(self, obj: QueueItem) -> SafeString:
+        return document_link(obj.document_id, obj.document.original_filename)
+
+    @admin.display(description="Status", ordering="status")
+    def status_column(self, obj: QueueItem) -> SafeString:
+        return status_badge(obj.status)
+
+    @admin.display(description="Attempts", ordering="attempts")
+    def attempts_column(self, obj: QueueItem) -> str:
+        # max_retries counts retries, so a job may run max_retries + 1 times.
+        return f"{obj.attempts}/{obj.max_retries + 1}"
+
+    @admin.display(description="Next retry", ordering="next_retry_at")
+    def next_retry_column(self, obj: QueueItem) -> str:
+        if obj.status != Status.RETRY_PENDING or obj.next_retry_at is None:
+            return "-"
+        wait = (obj.next_retry_at - timezone.now()).total_seconds()
+        return "due" if wait <= 0 else f"in {short_duration(math.ceil(wait))}"
+
+    @admin.display(description="Age", ordering="-created_at")
+    def age_column(self, obj: QueueItem) -> str:
+        return short_duration((timezone.now() - obj.created_at).total_seconds())
+
+    @admin.display(description="Error message")
+    def error_column(self, obj: QueueItem) -> SafeString | str:
+        if not obj.error_message:
+            return "-"
+        return format_html(
+            '<pre style="white-space:pre-wrap">{}</pre>', obj.error_message
+        )
+
+    @admin.display(description="Attempt history")
+    def attempt_history(self, obj: QueueItem) -> SafeString | str:
+        metrics = list(obj.metrics.order_by("created_at", "id"))
+        if not metrics:
+            return "No attempt has ended yet."
+        rows = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+            "<td>{}</td><td><pre style='white-space:pre-wrap'>{}</pre></td></tr>",
+            (
+                (
+                    m.attempt,
+                    timezone.localtime(m.created_at).strftime("%Y-%m-%d %H:%M:%S"),
+                    badge(
+                        m.get_outcome_display(), dashboard.OUTCOME_COLOURS[m.outcome]
+                    ),
+                    m.worker_id or "-",
+                    "-"
+                    if m.extraction_time_ms is None
+                    else f"{m.extraction_time_ms} ms",
+                    m.extractor or "-",
+                    m.get_error_type_display() or "-",
+                    m.error_message,
+                )
+                for m in metrics
+            ),
+        )
+        return format_html(
+            '<table id="attempt-history"><thead><tr><th>#</th><th>Ended</th>'
+            "<th>Outcome</th><th>Worker</th><th>Time</th><th>Extractor</th>"
+            "<th>Error type</th><th>Error</th></tr></thead><tbody>{}</tbody></table>",
+            rows,
+        )
+
+    # --- Actions ---------------------------------------------------------------
+
+    def _apply(
+        self,
+        request: HttpRequest,
+        queryset: QuerySet,
+        change: Callable[[int], bool | int],
+        done_forms: Plural,
+        skip_forms: Plural,
+    ) -> None:
+        """Run a QueueManager transition per item and report done and skipped."""
+        ids = list(queryset.values_list("pk", flat=True))
+        done = sum(bool(change(pk)) for pk in ids)
+        self._report(
+            request, done, counted(done_forms, done), (skip_forms, len(ids) - done)
+        )
+
+    def _report(
+        self, request: HttpRequest, done: int, head: str, *skips: tuple[Plural, int]
+    ) -> None:
+        parts = [head] + [counted(forms, n) for forms, n in skips if n]
+        level = messages.SUCCESS if done else messages.WARNING
+        self.message_user(request, "; ".join(parts) + ".", level)
+
+    @admin.action(description="Retry selected failed jobs", permissions=["change"])
+    def retry_jobs(self, request: HttpRequest, queryset: QuerySet) -> None:
+        failed = queryset.filter(status=Status.FAILED)
+        not_failed = queryset.count() - failed.count()
+        queue = QueueManager()
+        ids = list(failed.values_list("pk", flat=True))
+        done = sum(queue.retry_failed(job_id=pk) for pk in ids)
+        self._report(
+            request,
+            done,
+            counted(("Retried %(count)d job", "Retried %(count)d jobs"), done),
+            (
+                (
+                    "skipped %(count)d that was not failed",
+                    "skipped %(count)d that were not failed",
+                ),
+                not_failed,
+            ),
+            (
+                (
+                    "skipped %(count)d whose document is already queued again",
+                    "skipped %(count)d whose documents are already queued again",
+                ),
+                len(ids) - done,
+            ),
+        )
+
+    @admin.action(description="Cancel selected waiting jobs", permissions=["change"])
+    def cancel_jobs(self, request: HttpRequest, queryset: QuerySet) -> None:
+        self._apply(
+            request,
+            queryset,
+            QueueManager().cancel,
+            ("Cancelled %(count)d job", "Cancelled %(count)d jobs"),
+            (
+                "skipped %(count)d that was not pending or waiting for a retry",
+                "skipped %(count)d that were not pending or waiting for a retry",
+            ),
+        )
+
+    @admin.action(
+        description="Release selected processing jobs to pending",
+        permissions=["change"],
+    )
+    def release_jobs(self, request: HttpRequest, queryset: QuerySet) -> None:
+        self._apply(
+            request,
+            queryset,
+            QueueManager().release,
+            ("Released %(count)d job to pending", "Released %(count)d jobs to pending"),
+            (
+                "skipped %(count)d that was not processing",
+                "skipped %(count)d that were not processing",
+            ),
+        )
+
+    def _shift_priority(
+        self, request: HttpRequest, queryset: QuerySet, step: int
+    ) -> None:
+        total = queryset.count()
+        # Priority only orders waiting jobs; a status is never written here.
+        done = queryset.filter(status__in=WAITING_STATUSES).update(
+            priority=F("priority") + step, updated_at=timezone.now()
+        )
+        head = counted(
+            (
+                "%(verb)s the priority of %(count)d job by %(step)d",
+                "%(verb)s the priority of %(count)d jobs by %(step)d",
+            ),
+            done,
+            verb="Raised" if step > 0 else "Lowered",
+            step=abs(step),
+        )
+        skip = (
+            "skipped %(count)d that was not waiting",
+            "skipped %(count)d that were not waiting",
+        )
+        self._report(request, done, head, (skip, total - done))
+
+    @admin.action(
+        description="Raise priority of selected waiting jobs", permissions=["change"]
+    )
+    def raise_priority(self, request: HttpRequest, queryset: QuerySet) -> None:
+        self._shift_priority(request, queryset, PRIORITY_STEP)
+
+    @admin.action(
+        description="Lower priority of selected waiting jobs", permissions=["change"]
+    )
+    def lower_priority(self, request: HttpRequest, queryset: QuerySet) -> None:
+        self._shift_priority(request, queryset, -PRIORITY_STEP)
+
+    @admin.action(description="Delete selected finished jobs", permissions=["delete"])
+    def delete_selected(
+        self, request: HttpRequest, queryset: QuerySet
+    ) -> HttpResponse | None:
+        # Named like Django's action, whose confirmation page posts back to this name.
+        finished = queryset.filter(status__in=FINISHED_STATUSES)
+        active = queryset.count() - finished.count()
+        if active:
+            skip = (
+                "Skipped %(count)d job that is still active; cancel it first.",
+                "Skipped %(count)d jobs that are still active; cancel them first.",
+            )
+            self.message_user(request, counted(skip, active), messages.WARNING)
+        if not finished.exists():
+            return None
+        return django_delete_selected(self, request, finished)
+
+    # --- Extra pages -------------------------------------------------------------
+
+    def get_urls(self) -> list[URLPattern]:
+        view = self.admin_site.admin_view
+        return [
+            path("dashboard/", view(self.dashboard_view), name="jobqueue_dashboard"),
+            path("dashboard/pause/", view(self.pause_view), name="jobqueue_pause"),
+            path("clear-old/", view(self.clear_old_view), name="jobqueue_clear_old"),
+            *super().get_urls(),
+        ]
+
+    def dashboard_view(self, request: HttpRequest) -> HttpResponse:
+        """Counts, charts, workers and the pause switch."""
+        return dashboard.dashboard_view(self, request)
+
+    def pause_view(self, request: HttpRequest) -> HttpResponse:
+        """POST only: pause or resume all processing."""
+        return dashboard.pause_view(self, request)
+
+    def clear_old_view(self, request: HttpRequest) -> HttpResponse:
+        """Delete finished items older than N days, after a confirmation step."""
+        return dashboard.clear_old_view(self, request)
+
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        extra = {
+            "queue_paused": QueueControl.is_paused(),
+            "can_clear": self.has_delete_permission(request),
+            **(extra_context or {}),
+        }
+        return super().changelist_view(request, extra_context=extra)

@@ -1,0 +1,172 @@
+"""Workers and per-attempt metrics in the admin (registered by ``jobqueue.admin``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils import timezone
+from django.utils.safestring import SafeString
+from django.utils.translation import ngettext
+
+from jobqueue import dashboard
+from jobqueue.dashboard import badge, document_link, job_link, short_duration
+from jobqueue.models import ExtractionMetric, WorkerHeartbeat
+from jobqueue.services import QueueManager
+
+WORKER_STATES = [("alive", "Alive"), ("stale", "Stale"), ("stopped", "Stopped")]
+
+
+class WorkerStateFilter(admin.SimpleListFilter):
+    """Alive, stale (no heartbeat within the threshold, not stopped) or stopped."""
+
+    title = "state"
+    parameter_name = "state"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return WORKER_STATES
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet | None:
+        if self.value() in dict(WORKER_STATES):
+            return dashboard.workers_in_state(queryset, self.value())
+        return None
+
+
+@admin.register(WorkerHeartbeat)
+class WorkerHeartbeatAdmin(admin.ModelAdmin):
+    """Worker threads and their last sign of life."""
+
+    list_display = (
+        "worker_id",
+        "state_column",
+        "status",
+        "current_job_column",
+        "jobs_completed",
+        "jobs_failed",
+        "hostname",
+        "pid",
+        "uptime_column",
+        "last_seen_column",
+    )
+    list_filter = (WorkerStateFilter, "status", "hostname")
+    search_fields = ("worker_id", "hostname")
+    ordering = ("-last_heartbeat",)
+    fields = readonly_fields = (
+        "worker_id",
+        "state_column",
+        "status",
+        "current_job_column",
+        "jobs_completed",
+        "jobs_failed",
+        "hostname",
+        "pid",
+        "started_at",
+        "last_heartbeat",
+        "uptime_column",
+    )
+    actions = ("rescue_stale_jobs",)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # Heartbeats are written by workers only.
+        return obj is None and super().has_change_permission(request)
+
+    def has_rescue_permission(self, request: HttpRequest) -> bool:
+        """Rescuing changes queue items, so it takes their change permission."""
+        return request.user.has_perm("jobqueue.change_queueitem")
+
+    @admin.display(description="State")
+    def state_column(self, obj: WorkerHeartbeat) -> SafeString:
+        state = dashboard.worker_state(obj)
+        return badge(state.capitalize(), dashboard.WORKER_COLOURS[state])
+
+    @admin.display(description="Current job", ordering="current_job")
+    def current_job_column(self, obj: WorkerHeartbeat) -> SafeString | str:
+        return job_link(obj.current_job_id)
+
+    @admin.display(description="Uptime")
+    def uptime_column(self, obj: WorkerHeartbeat) -> str:
+        return short_duration((obj.last_heartbeat - obj.started_at).total_seconds())
+
+    @admin.display(description="Last heartbeat", ordering="last_heartbeat")
+    def last_seen_column(self, obj: WorkerHeartbeat) -> str:
+        ago = (timezone.now() - obj.last_heartbeat).total_seconds()
+        return f"{short_duration(ago)} ago"
+
+    @admin.action(
+        description="Rescue the jobs of stale workers", permissions=["rescue"]
+    )
+    def rescue_stale_jobs(self, request: HttpRequest, queryset: QuerySet) -> None:
+        if not dashboard.workers_in_state(queryset, "stale").exists():
+            self.message_user(
+                request,
+                "None of the selected workers is stale; nothing was rescued.",
+                messages.WARNING,
+            )
+            return
+        # The service rescues every orphaned job by the same threshold, in one go.
+        rescued = QueueManager().rescue_dead_workers(
+            settings.QUEUE_STALE_WORKER_SECONDS
+        )
+        self.message_user(
+            request,
+            ngettext(
+                "Rescued %(count)d job of stale workers.",
+                "Rescued %(count)d jobs of stale workers.",
+                rescued,
+            )
+            % {"count": rescued},
+            messages.SUCCESS if rescued else messages.WARNING,
+        )
+
+
+@admin.register(ExtractionMetric)
+class ExtractionMetricAdmin(admin.ModelAdmin):
+    """One row per attempt; history, so read-only."""
+
+    list_display = (
+        "created_at",
+        "job_column",
+        "document_column",
+        "attempt",
+        "outcome_column",
+        "error_type",
+        "extraction_time_ms",
+        "pages",
+        "characters",
+        "extractor",
+        "worker_id",
+    )
+    list_filter = ("outcome", "error_type", "extractor", "created_at")
+    date_hierarchy = "created_at"
+    search_fields = ("document__original_filename", "error_message", "worker_id")
+    list_select_related = ("document",)
+    list_per_page = 100
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    @admin.display(description="Job", ordering="job")
+    def job_column(self, obj: ExtractionMetric) -> SafeString | str:
+        return job_link(obj.job_id)
+
+    @admin.display(description="Document", ordering="document__original_filename")
+    def document_column(self, obj: ExtractionMetric) -> SafeString | str:
+        if obj.document is None:
+            return "-"
+        return document_link(obj.document_id, obj.document.original_filename)
+
+    @admin.display(description="Outcome", ordering="outcome")
+    def outcome_column(self, obj: ExtractionMetric) -> SafeString:
+        return badge(obj.get_outcome_display(), dashboard.OUTCOME_COLOURS[obj.outcome])

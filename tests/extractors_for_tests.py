@@ -1,0 +1,26 @@
+"""An extraction function for worker tests; its file's first bytes say how to misbehave.
+
+``sleep:N`` sleeps N seconds then extracts, ``exit`` kills the child process,
+``memory`` allocates until the memory cap stops it; anything else is extracted for real.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from documents.extractors.registry import extract as real_extract
+
+
+def extract(path: str, *, mime_type: str | None = None, pdf_engine: str = "auto"):
+    head = Path(path).read_bytes()[:64]
+    if head.startswith(b"sleep:"):
+        time.sleep(float(head.split(b":")[1].split()[0]))
+    elif head.startswith(b"exit"):
+        os._exit(3)
+    elif head.startswith(b"memory"):
+        hog = []
+        while True:
+            hog.append(bytearray(50 * 1024 * 1024))
+    return real_extract(path, mime_type=mime_type, pdf_engine=pdf_engine)

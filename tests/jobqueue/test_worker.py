@@ -1,0 +1,277 @@
+"""ExtractionWorker in this process: real threads, real extraction children, real DB."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from django.urls import reverse
+
+from jobqueue.models import (
+    ErrorType,
+    ExtractionMetric,
+    QueueControl,
+    QueueItem,
+    Status,
+    WorkerHeartbeat,
+)
+from jobqueue.worker import ExtractionWorker, process_document_queue
+from tests.conftest import wait_for
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+TEST_EXTRACTOR = "tests.extractors_for_tests.extract"
+
+
+@pytest.fixture
+def make_worker():
+    """Workers with fast polling; always stopped at teardown."""
+    workers: list[ExtractionWorker] = []
+
+    def make(**kwargs) -> ExtractionWorker:
+        options = {"num_workers": 1, "poll_interval": 0.1, "heartbeat_interval": 0.5}
+        worker = ExtractionWorker(**{**options, **kwargs})
+        workers.append(worker)
+        return worker
+
+    yield make
+    for worker in workers:
+        if worker.is_running():
+            worker.stop(timeout=5)
+
+
+@pytest.fixture
+def slow_extractor(settings):
+    settings.QUEUE_EXTRACT_FUNCTION = TEST_EXTRACTOR
+
+
+def status_of(job_id: int) -> str:
+    return QueueItem.objects.get(pk=job_id).status
+
+
+def test_worker_extracts_documents_and_reports_status(make_worker, make_document):
+    worker = make_worker(num_workers=2)
+    docs = [make_document(f"document number {n}\n".encode()) for n in range(6)]
+    worker.start()
+    job_ids = worker.enqueue_batch([d.pk for d in docs])
+    wait_for(lambda: all(status_of(j) == Status.COMPLETED for j in job_ids), 60)
+
+    for doc in docs:
+        doc.refresh_from_db()
+        assert doc.status == Status.COMPLETED
+        assert doc.text.startswith("document number")
+    assert ExtractionMetric.objects.filter(outcome="completed").count() == 6
+    status = worker.get_status()
+    for key in ("running", "paused", "queue_depth", "processing", "num_workers"):
+        assert key in status
+    assert (
+        status["running"]
+        and status["num_workers"] == 2
+        and status["active_workers"] == 2
+    )
+    assert status["stats"]["jobs_completed"] == 6
+    assert {"throughput_per_second", "avg_extraction_time_ms"} <= set(status["stats"])
+    assert {w["worker_id"] for w in status["workers"]} == set(
+        WorkerHeartbeat.objects.values_list("worker_id", flat=True)
+    )
+    assert len(worker.get_recent_jobs(limit=4)) == 4
+
+    assert worker.stop(timeout=10) is True
+    assert not worker.is_running()
+    assert set(WorkerHeartbeat.objects.values_list("status", flat=True)) == {"stopped"}
+
+
+def test_callbacks_fire_and_a_failing_callback_is_not_fatal(make_worker, make_document):
+    worker = make_worker()
+    events: list[tuple[str, int]] = []
+    worker.on("job_started", lambda job, worker_id: events.append(("started", job.pk)))
+    worker.on("job_started", lambda job, worker_id: 1 / 0)
+    worker.on("job_completed", lambda job, result: events.append(("completed", job.pk)))
+    worker.on("job_failed", lambda job, error: events.append(("failed", job.pk)))
+    with pytest.raises(ValueError, match="Unknown event"):
+        worker.on("job_exploded", print)
+    good = worker.enqueue(make_document(b"fine text").pk)
+    bad = worker.enqueue(
+        make_document(b"%PDF-1.4 not really", "x.pdf", "application/pdf").pk
+    )
+    worker.start()
+    wait_for(lambda: ("failed", bad) in events and ("completed", good) in events, 60)
+    assert ("started", good) in events and ("started", bad) in events
+    assert worker.is_running()
+
+
+def test_pause_and_resume_locally_and_through_the_operators_switch(
+    make_worker, make_document
+):
+    worker = make_worker()
+    worker.pause()  # before start: a claim already under way would still complete
+    worker.start()
+    assert worker.is_paused()
+    first = worker.enqueue(make_document(b"one").pk)
+    wait_for(lambda: worker.get_status()["workers"][0]["status"] == "paused", 10)
+    assert status_of(first) == Status.PENDING
+    worker.resume()
+    wait_for(lambda: status_of(first) == Status.COMPLETED, 30)
+
+    QueueControl.set_paused(True, by="operator")
+    wait_for(worker.is_paused, 10)
+    second = worker.enqueue(make_document(b"two").pk)
+    wait_for(lambda: worker.get_status()["workers"][0]["status"] == "paused", 10)
+    assert status_of(second) == Status.PENDING
+    QueueControl.set_paused(False)
+    wait_for(lambda: status_of(second) == Status.COMPLETED, 30)
+
+
+def test_jobs_run_by_priority_then_age(make_worker, make_document):
+    worker = make_worker()
+    order: list[int] = []
+    worker.on("job_started", lambda job, worker_id: order.append(job.pk))
+    docs = [make_document(f"doc {n}".encode()) for n in range(9)]
+    expected_first = [worker.enqueue(docs[n].pk, priority=10) for n in range(3)]
+    expected_last = [worker.enqueue(docs[n].pk, priority=-5) for n in range(3, 6)]
+    middle = [worker.enqueue(docs[n].pk) for n in range(6, 9)]
+    worker.start()
+    wait_for(lambda: len(order) == 9, 60)
+    assert order == expected_first + middle + expected_last
+
+
+def test_hanging_job_times_out_is_retried_then_fails_while_others_complete(
+    make_worker, make_document, slow_extractor
+):
+    worker = make_worker(num_workers=2, extraction_timeout=1, max_retries=1)
+    hanging = worker.enqueue(make_document(b"sleep:60").pk)
+    worker.start()
+    others = [worker.enqueue(make_document(f"quick {n}".encode()).pk) for n in range(5)]
+    wait_for(lambda: status_of(hanging) == Status.FAILED, 60)
+    job = QueueItem.objects.get(pk=hanging)
+    assert job.error_type == ErrorType.TIMEOUT
+    assert job.attempts == 2  # the first try and one retry, per max_retries=1
+    outcomes = list(
+        ExtractionMetric.objects.filter(job=job)
+        .order_by("id")
+        .values_list("outcome", flat=True)
+    )
+    assert outcomes == ["retry", "failed"]
+    wait_for(lambda: all(status_of(j) == Status.COMPLETED for j in others), 60)
+    assert worker.is_running()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"), [(b"exit", "crashed"), (b"memory", "memory")]
+)
+def test_a_crashing_or_exploding_extractor_costs_one_job_not_the_worker(
+    make_worker, make_document, slow_extractor, settings, content, message
+):
+    settings.QUEUE_CHILD_MEMORY_MB = 400
+    worker = make_worker(max_retries=0)
+    bad = worker.enqueue(make_document(content).pk)
+    worker.start()
+    wait_for(lambda: status_of(bad) == Status.FAILED, 60)
+    assert message in QueueItem.objects.get(pk=bad).error_message
+    good = worker.enqueue(make_document(b"still working").pk)
+    wait_for(lambda: status_of(good) == Status.COMPLETED, 60)
+
+
+def test_stop_releases_a_job_that_does_not_finish_in_time(
+    make_worker, make_document, slow_extractor
+):
+    worker = make_worker()
+    job_id = worker.enqueue(make_document(b"sleep:60").pk)
+    worker.start()
+    wait_for(lambda: status_of(job_id) == Status.PROCESSING, 30)
+    assert worker.stop(timeout=0.5) is False
+    job = QueueItem.objects.get(pk=job_id)
+    assert job.status == Status.PENDING
+    assert job.attempts == 0  # a released job was not really attempted
+    assert set(WorkerHeartbeat.objects.values_list("status", flat=True)) == {"stopped"}
+
+
+def test_retry_failed_jobs_puts_failed_jobs_back(make_worker, make_document):
+    worker = make_worker()
+    job_id = worker.enqueue(
+        make_document(b"%PDF-1.4 broken", "b.pdf", "application/pdf").pk
+    )
+    worker.start()
+    wait_for(lambda: status_of(job_id) == Status.FAILED, 30)
+    worker.pause()
+    assert worker.retry_failed_jobs([job_id]) == 1
+    assert status_of(job_id) == Status.PENDING
+    assert worker.retry_failed_jobs() == 0
+
+
+def test_process_document_queue_processes_what_is_due(make_document, queue):
+    good = [queue.enqueue(make_document(f"text {n}".encode()).pk) for n in range(3)]
+    bad = queue.enqueue(make_document(b"%PDF-1.4 junk", "j.pdf", "application/pdf").pk)
+    assert process_document_queue(limit=2) == {
+        "processed": 2,
+        "completed": 2,
+        "failed": 0,
+    }
+    counts = process_document_queue()
+    assert counts == {"processed": 2, "completed": 1, "failed": 1}
+    assert all(status_of(j) == Status.COMPLETED for j in good)
+    assert status_of(bad) == Status.FAILED
+    assert WorkerHeartbeat.objects.get(
+        worker_id__startswith="cron:", jobs_completed=1
+    ).status == ("stopped")
+
+
+def test_process_document_queue_honours_the_pause_switch(make_document, queue):
+    job_id = queue.enqueue(make_document().pk)
+    QueueControl.set_paused(True)
+    assert process_document_queue() == {"processed": 0, "completed": 0, "failed": 0}
+    assert status_of(job_id) == Status.PENDING
+
+
+@pytest.mark.parametrize(
+    ("token", "header", "expected"),
+    [
+        ("", "Bearer anything", 404),
+        ("s3cret-token", None, 401),
+        ("s3cret-token", "Bearer", 401),
+        ("s3cret-token", "Bearer wrong-token", 403),
+        ("s3cret-token", "Token s3cret-token", 401),
+        ("s3cret-token", "Bearer s3cret-token", 200),
+    ],
+)
+def test_cron_endpoint_needs_the_token(
+    client, settings, make_document, queue, token, header, expected
+):
+    settings.CRON_TOKEN = token
+    job_id = queue.enqueue(make_document().pk)
+    headers = {"HTTP_AUTHORIZATION": header} if header else {}
+    response = client.post(reverse("jobqueue:cron"), **headers)
+    assert response.status_code == expected
+    if expected == 200:
+        assert response.json() == {"processed": 1, "completed": 1, "failed": 0}
+        assert status_of(job_id) == Status.COMPLETED
+    else:
+        assert status_of(job_id) == Status.PENDING
+
+
+def test_cron_endpoint_refuses_get(client, settings):
+    settings.CRON_TOKEN = "s3cret-token"
+    response = client.get(
+        reverse("jobqueue:cron"), HTTP_AUTHORIZATION="Bearer s3cret-token"
+    )
+    assert response.status_code == 405
+
+
+def test_two_workers_never_run_the_same_job(make_worker, make_document):
+    seen: list[int] = []
+    lock = threading.Lock()
+
+    def record(job, worker_id):
+        with lock:
+            seen.append(job.pk)
+
+    workers = [make_worker(num_workers=2) for _ in range(2)]
+    for worker in workers:
+        worker.on("job_started", record)
+    job_ids = workers[0].enqueue_batch(
+        [make_document(f"n{n}".encode()).pk for n in range(40)]
+    )
+    for worker in workers:
+        worker.start()
+    wait_for(lambda: all(status_of(j) == Status.COMPLETED for j in job_ids), 120)
+    assert sorted(seen) == sorted(job_ids)

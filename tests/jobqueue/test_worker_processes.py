@@ -1,0 +1,249 @@
+"""``manage.py process_queue`` as real processes: extraction, signals, crash rescue."""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import docx
+import pytest
+from django.core.files.base import ContentFile
+from django.core.management import call_command
+from fpdf import FPDF
+
+from documents.extractors.detect import detect_mime_type
+from documents.models import Document
+from jobqueue.models import ExtractionMetric, QueueItem, Status, WorkerHeartbeat
+from tests.conftest import REPO_ROOT, wait_for, worker_log
+from tests.corpus import load_manifest, normalise, requires_corpus
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+FAST = ["--poll-interval", "0.1", "--heartbeat-interval", "0.5"]
+SLOW_EXTRACTOR = {"QUEUE_EXTRACT_FUNCTION": "tests.extractors_for_tests.extract"}
+
+
+def store(user, name: str, content: bytes) -> Document:
+    """A document as an upload would store it, type detected from the bytes."""
+    document = Document(
+        owner=user,
+        original_filename=name,
+        mime_type=detect_mime_type(io.BytesIO(content)) or "application/octet-stream",
+        size=len(content),
+        sha256="0" * 64,
+    )
+    document.file.save(name, ContentFile(content), save=False)
+    document.save()
+    return document
+
+
+def pdf_bytes(text: str) -> bytes:
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("helvetica", size=12)
+    pdf.multi_cell(0, 10, text)
+    return bytes(pdf.output())
+
+
+def docx_bytes(text: str) -> bytes:
+    document = docx.Document()
+    document.add_paragraph(text)
+    buffer = io.BytesIO()
+    document.save(buffer)
+    return buffer.getvalue()
+
+
+def all_finished(job_ids: list[int]) -> bool:
+    return (
+        not QueueItem.objects.filter(pk__in=job_ids)
+        .exclude(status__in=[Status.COMPLETED, Status.FAILED])
+        .exists()
+    )
+
+
+def test_process_queue_extracts_self_made_files_and_survives_bad_ones(
+    start_worker, user, queue
+):
+    good = {
+        "made.pdf": (
+            pdf_bytes("Quarterly report of the harbour authority"),
+            "harbour authority",
+        ),
+        "made.docx": (
+            docx_bytes("Minutes of the orchard committee"),
+            "orchard committee",
+        ),
+        "made.txt": ("Grüße aus Köln".encode("cp1252"), "Grüße aus Köln"),
+    }
+    bad = {
+        "truncated.pdf": pdf_bytes("cut short")[:200],
+        "random.pdf": b"%PDF-1.7\n" + os.urandom(4000),
+    }
+    docs = {name: store(user, name, content) for name, (content, _) in good.items()}
+    docs.update({name: store(user, name, content) for name, content in bad.items()})
+    job_ids = [queue.enqueue(d.pk) for d in docs.values()]
+    proc = start_worker("--workers", "2", *FAST)
+    wait_for(lambda: all_finished(job_ids), 90)
+
+    for name, (_, snippet) in good.items():
+        docs[name].refresh_from_db()
+        assert docs[name].status == Status.COMPLETED, worker_log(proc)
+        assert snippet in docs[name].text
+    for name in bad:
+        docs[name].refresh_from_db()
+        assert docs[name].status == Status.FAILED
+        assert docs[name].error_type == "corruption"
+        assert docs[name].error_message
+    assert proc.poll() is None, "the worker must keep running"
+
+
+@requires_corpus
+def test_process_queue_extracts_the_whole_corpus(start_worker, user, queue):
+    rows = load_manifest()
+    docs = [
+        (row, store(user, Path(row["path"]).name, Path(row["path"]).read_bytes()))
+        for row in rows
+    ]
+    job_ids = queue.enqueue_batch([d.pk for _, d in docs])
+    assert len(job_ids) == len(rows)
+    proc = start_worker("--workers", "2", "--timeout", "120", *FAST)
+    wait_for(lambda: all_finished(job_ids), 300, interval=0.5)
+
+    problems = []
+    for row, document in docs:
+        document.refresh_from_db()
+        expect, name = row["expect"], row["path"]
+        if expect == "ok":
+            if document.status != Status.COMPLETED or normalise(
+                row["snippet"]
+            ) not in normalise(document.text):
+                problems.append(
+                    f"{name}: {document.status} {document.error_message[:80]}"
+                )
+        elif expect == "no_text":
+            if document.status != Status.COMPLETED or document.text.strip():
+                problems.append(f"{name}: expected completed with no text")
+        elif expect == "encrypted":
+            if (
+                document.status != Status.FAILED
+                or "password" not in document.error_message
+            ):
+                problems.append(f"{name}: expected failed with a password message")
+        # corrupt/unsupported: failing with a clear type is the floor; recovering is better.
+        elif document.status == Status.FAILED:
+            if document.error_type not in {"corruption", "unsupported"}:
+                problems.append(f"{name}: error type {document.error_type}")
+        elif document.status != Status.COMPLETED:
+            problems.append(f"{name}: {document.status}")
+    assert not problems, "\n".join(problems)
+    assert proc.poll() is None
+
+
+def test_sigterm_lets_the_current_job_finish_and_marks_heartbeats_stopped(
+    start_worker, user, queue
+):
+    running = queue.enqueue(store(user, "slow.txt", b"sleep:2 then text").pk)
+    waiting = [
+        queue.enqueue(store(user, f"w{n}.txt", b"sleep:2 later").pk) for n in range(3)
+    ]
+    proc = start_worker("--workers", "1", *FAST, env=SLOW_EXTRACTOR)
+    wait_for(lambda: QueueItem.objects.get(pk=running).status == Status.PROCESSING, 30)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(30) == 0, worker_log(proc)
+
+    assert QueueItem.objects.get(pk=running).status == Status.COMPLETED
+    statuses = set(
+        QueueItem.objects.filter(pk__in=waiting).values_list("status", flat=True)
+    )
+    assert statuses == {Status.PENDING}, "nothing started after SIGTERM, nothing lost"
+    assert set(WorkerHeartbeat.objects.values_list("status", flat=True)) == {"stopped"}
+
+
+def test_second_sigint_stops_at_once_and_releases_the_job(start_worker, user, queue):
+    job_id = queue.enqueue(store(user, "hang.txt", b"sleep:60").pk)
+    proc = start_worker("--workers", "1", *FAST, env=SLOW_EXTRACTOR)
+    wait_for(lambda: QueueItem.objects.get(pk=job_id).status == Status.PROCESSING, 30)
+    proc.send_signal(signal.SIGINT)
+    wait_for(lambda: "again to stop now" in worker_log(proc), 10)
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(30) == 0, worker_log(proc)
+    job = QueueItem.objects.get(pk=job_id)
+    assert job.status == Status.PENDING and job.attempts == 0
+    assert set(WorkerHeartbeat.objects.values_list("status", flat=True)) == {"stopped"}
+
+
+def test_sigkilled_worker_job_is_rescued_and_completed_exactly_once(
+    start_worker, user, queue
+):
+    job_id = queue.enqueue(store(user, "victim.txt", b"sleep:3 survives").pk)
+    env = {**SLOW_EXTRACTOR, "QUEUE_STALE_WORKER_SECONDS": "2"}
+    victim = start_worker("--workers", "1", *FAST, env=env)
+    wait_for(lambda: QueueItem.objects.get(pk=job_id).status == Status.PROCESSING, 30)
+    os.killpg(victim.pid, signal.SIGKILL)
+    victim.wait(10)
+    assert QueueItem.objects.get(pk=job_id).status == Status.PROCESSING
+
+    rescuer = start_worker("--workers", "1", *FAST, env=env)
+    wait_for(lambda: QueueItem.objects.get(pk=job_id).status == Status.COMPLETED, 60)
+    job = QueueItem.objects.get(pk=job_id)
+    assert job.attempts == 2, "the lost attempt counts"
+    outcomes = list(
+        ExtractionMetric.objects.filter(job=job).values_list("outcome", flat=True)
+    )
+    assert sorted(outcomes) == ["completed", "rescued"]
+    assert Document.objects.get(pk=job.document_id).text.startswith("sleep:3 survives")
+    assert rescuer.poll() is None
+
+
+def test_a_document_that_kills_its_worker_every_time_ends_failed(
+    start_worker, user, queue
+):
+    job_id = queue.enqueue(store(user, "killer.txt", b"sleep:60").pk)
+    QueueItem.objects.filter(pk=job_id).update(max_retries=1)
+    env = {**SLOW_EXTRACTOR, "QUEUE_STALE_WORKER_SECONDS": "1"}
+    for attempt in (1, 2):
+        proc = start_worker("--workers", "1", *FAST, env=env)
+        wait_for(
+            lambda a=attempt: QueueItem.objects.filter(
+                pk=job_id, status=Status.PROCESSING, attempts=a
+            ).exists(),
+            30,
+        )
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+
+    # Nobody runs now: the operators' command rescues it, and with no retries left
+    # the job fails instead of looping.
+    def rescued() -> bool:
+        call_command(
+            "rescue_stale_jobs", "--heartbeat-seconds", "1", stdout=io.StringIO()
+        )
+        return QueueItem.objects.get(pk=job_id).status != Status.PROCESSING
+
+    wait_for(rescued, 30, interval=0.5)
+    job = QueueItem.objects.get(pk=job_id)
+    assert job.status == Status.FAILED
+    assert "No retries left" in job.error_message
+
+
+def test_once_processes_what_is_due_and_exits(user, queue, child_env):
+    job_ids = [queue.enqueue(store(user, f"o{n}.txt", b"once").pk) for n in range(3)]
+    result = subprocess.run(
+        [sys.executable, "manage.py", "process_queue", "--once", "--limit", "2"],
+        cwd=REPO_ROOT,
+        env=child_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Processed 2 jobs: 2 completed, 0 failed." in result.stdout
+    statuses = sorted(
+        QueueItem.objects.filter(pk__in=job_ids).values_list("status", flat=True)
+    )
+    assert statuses == ["completed", "completed", "pending"]
