@@ -151,7 +151,7 @@ def test_sigterm_lets_the_current_job_finish_and_marks_heartbeats_stopped(
         queue.enqueue(store(user, f"w{n}.txt", b"sleep:2 later").pk) for n in range(3)
     ]
     proc = start_worker("--workers", "1", *FAST, env=SLOW_EXTRACTOR)
-    wait_for(lambda: QueueItem.objects.get(pk=running).status == Status.PROCESSING, 30)
+    wait_for(lambda: QueueItem.objects.get(pk=running).status == Status.PROCESSING, 60)
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(30) == 0, worker_log(proc)
 
@@ -166,7 +166,7 @@ def test_sigterm_lets_the_current_job_finish_and_marks_heartbeats_stopped(
 def test_second_sigint_stops_at_once_and_releases_the_job(start_worker, user, queue):
     job_id = queue.enqueue(store(user, "hang.txt", b"sleep:60").pk)
     proc = start_worker("--workers", "1", *FAST, env=SLOW_EXTRACTOR)
-    wait_for(lambda: QueueItem.objects.get(pk=job_id).status == Status.PROCESSING, 30)
+    wait_for(lambda: QueueItem.objects.get(pk=job_id).status == Status.PROCESSING, 60)
     proc.send_signal(signal.SIGINT)
     wait_for(lambda: "again to stop now" in worker_log(proc), 10)
     proc.send_signal(signal.SIGINT)
@@ -182,7 +182,7 @@ def test_sigkilled_worker_job_is_rescued_and_completed_exactly_once(
     job_id = queue.enqueue(store(user, "victim.txt", b"sleep:3 survives").pk)
     env = {**SLOW_EXTRACTOR, "QUEUE_STALE_WORKER_SECONDS": "2"}
     victim = start_worker("--workers", "1", *FAST, env=env)
-    wait_for(lambda: QueueItem.objects.get(pk=job_id).status == Status.PROCESSING, 30)
+    wait_for(lambda: QueueItem.objects.get(pk=job_id).status == Status.PROCESSING, 60)
     os.killpg(victim.pid, signal.SIGKILL)
     victim.wait(10)
     assert QueueItem.objects.get(pk=job_id).status == Status.PROCESSING
@@ -211,7 +211,7 @@ def test_a_document_that_kills_its_worker_every_time_ends_failed(
             lambda a=attempt: QueueItem.objects.filter(
                 pk=job_id, status=Status.PROCESSING, attempts=a
             ).exists(),
-            30,
+            60,
         )
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(10)
