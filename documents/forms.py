@@ -18,13 +18,18 @@ class MultipleFileField(forms.FileField):
 
     def __init__(self, *args, **kwargs) -> None:
         kwargs.setdefault("widget", MultipleFileInput())
+        # Empty files are refused per file by check_upload, with their name: Django's
+        # own check would reject the whole upload, good files included.
+        kwargs.setdefault("allow_empty_file", True)
         super().__init__(*args, **kwargs)
 
     def clean(self, data, initial=None):
         single = super().clean
-        if isinstance(data, list | tuple):
+        if isinstance(data, list | tuple) and data:
             return [single(d, initial) for d in data]
-        return [single(data, initial)]
+        # No file at all (an empty list from the widget): the field's own "required"
+        # error, not an empty list that would fail later without a message.
+        return [single(data or None, initial)]
 
 
 class UploadForm(forms.Form):

@@ -22,8 +22,9 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(autouse=True)
 def media_root(settings, tmp_path: Path) -> Path:
-    """Every test stores uploads in its own folder."""
+    """Every test stores uploads in its own folder (and hashes passwords cheaply)."""
     settings.MEDIA_ROOT = tmp_path / "media"
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     return settings.MEDIA_ROOT
 
 
