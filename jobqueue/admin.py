@@ -13,6 +13,7 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.contrib.admin.actions import delete_selected as django_delete_selected
+from django.contrib.admin.models import CHANGE, LogEntry
 from django.contrib.admin.utils import flatten_fieldsets
 from django.db.models import F, QuerySet
 from django.http import HttpRequest, HttpResponse
@@ -77,7 +78,7 @@ class QueueItemAdmin(admin.ModelAdmin):
         "attempts_column",
         "error_type",
         "next_retry_column",
-        "claimed_by",
+        "worker_column",
         "age_column",
     )
     list_filter = ("status", "operation", "error_type", RetryDueFilter)
@@ -93,7 +94,7 @@ class QueueItemAdmin(admin.ModelAdmin):
             {
                 "fields": (
                     ("document_column", "operation", "status_column"),
-                    ("priority", "attempts_column", "claimed_by"),
+                    ("priority", "attempts_column", "worker_column"),
                 )
             },
         ),
@@ -156,6 +157,10 @@ class QueueItemAdmin(admin.ModelAdmin):
         wait = (obj.next_retry_at - timezone.now()).total_seconds()
         return "due" if wait <= 0 else f"in {short_duration(math.ceil(wait))}"
 
+    @admin.display(description="Worker", ordering="claimed_by")
+    def worker_column(self, obj: QueueItem) -> str:
+        return obj.claimed_by or "-"
+
     @admin.display(description="Age", ordering="-created_at")
     def age_column(self, obj: QueueItem) -> str:
         return short_duration((timezone.now() - obj.created_at).total_seconds())
@@ -214,10 +219,24 @@ class QueueItemAdmin(admin.ModelAdmin):
     ) -> None:
         """Run a QueueManager transition per item and report done and skipped."""
         ids = list(queryset.values_list("pk", flat=True))
-        done = sum(bool(change(pk)) for pk in ids)
+        done = [pk for pk in ids if change(pk)]
+        self._log(request, done, counted(done_forms, 1))
         self._report(
-            request, done, counted(done_forms, done), (skip_forms, len(ids) - done)
+            request,
+            len(done),
+            counted(done_forms, len(done)),
+            (skip_forms, len(ids) - len(done)),
         )
+
+    def _log(self, request: HttpRequest, ids: list[int], message: str) -> None:
+        """Record who did what in each item's admin history."""
+        if ids:
+            LogEntry.objects.log_actions(
+                request.user.pk,
+                QueueItem.objects.filter(pk__in=ids),
+                CHANGE,
+                f"{message} (admin action).",
+            )
 
     def _report(
         self, request: HttpRequest, done: int, head: str, *skips: tuple[Plural, int]
@@ -232,7 +251,9 @@ class QueueItemAdmin(admin.ModelAdmin):
         not_failed = queryset.count() - failed.count()
         queue = QueueManager()
         ids = list(failed.values_list("pk", flat=True))
-        done = sum(queue.retry_failed(job_id=pk) for pk in ids)
+        retried = [pk for pk in ids if queue.retry_failed(job_id=pk)]
+        self._log(request, retried, "Retried")
+        done = len(retried)
         self._report(
             request,
             done,
@@ -287,9 +308,12 @@ class QueueItemAdmin(admin.ModelAdmin):
     ) -> None:
         total = queryset.count()
         # Priority only orders waiting jobs; a status is never written here.
-        done = queryset.filter(status__in=WAITING_STATUSES).update(
-            priority=F("priority") + step, updated_at=timezone.now()
+        ids = list(
+            queryset.filter(status__in=WAITING_STATUSES).values_list("pk", flat=True)
         )
+        waiting = QueueItem.objects.filter(pk__in=ids, status__in=WAITING_STATUSES)
+        done = waiting.update(priority=F("priority") + step, updated_at=timezone.now())
+        self._log(request, ids, f"Priority {step:+d}")
         head = counted(
             (
                 "%(verb)s the priority of %(count)d job by %(step)d",

@@ -16,7 +16,7 @@ from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.db.models import Avg, Count, Q, QuerySet
+from django.db.models import Avg, Count, F, Q, QuerySet
 from django.db.models.functions import TruncHour, TruncMinute
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect
@@ -278,6 +278,7 @@ def dashboard_context(now: datetime) -> dict[str, Any]:
     ).aggregate(ms=Avg("extraction_time_ms"))["ms"]
     heartbeats = WorkerHeartbeat.objects.select_related("current_job")
     oldest = stats["oldest_pending_seconds"]
+    control = QueueControl.objects.filter(pk=1).first()
     return {
         "states": [
             {
@@ -294,17 +295,18 @@ def dashboard_context(now: datetime) -> dict[str, Any]:
         "day_chart": bar_chart(day, label_format="%H:00", title="Last 24 hours"),
         "avg_hour_ms": round(last_hour_avg, 1) if last_hour_avg is not None else None,
         "failure_types": failures_by_type(now - timedelta(hours=24)),
-        "live_workers": list(
-            workers_in_state(heartbeats, "alive", now).order_by("worker_id")
-        ),
+        "live_workers": [
+            (w, short_duration((now - w.last_heartbeat).total_seconds()))
+            for w in workers_in_state(heartbeats, "alive", now).order_by("worker_id")
+        ],
         "stale_workers": workers_in_state(heartbeats, "stale", now).count(),
         "recent_failures": list(
             QueueItem.objects.filter(status=Status.FAILED)
             .select_related("document")
-            .order_by("-finished_at", "-id")[:10]
+            .order_by(F("finished_at").desc(nulls_last=True), "-id")[:10]
         ),
-        "control": QueueControl.objects.filter(pk=1).first(),
-        "paused": QueueControl.is_paused(),
+        "control": control,
+        "paused": bool(control and control.paused),
         "stale_seconds": settings.QUEUE_STALE_WORKER_SECONDS,
     }
 

@@ -1,0 +1,161 @@
+"""Documents in the admin: what was uploaded, what extraction made of it, reprocess."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.template.defaultfilters import filesizeformat
+from django.urls import reverse
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+from django.utils.translation import ngettext
+
+from documents.models import Document
+from documents.services import document_reprocess
+from jobqueue.dashboard import status_badge
+
+PREVIEW_CHARS = 500
+
+
+@admin.register(Document)
+class DocumentAdmin(admin.ModelAdmin):
+    """Uploaded documents; read-only here, reprocessed through the queue."""
+
+    list_display = (
+        "id",
+        "original_filename",
+        "owner",
+        "mime_type",
+        "size_column",
+        "status_column",
+        "page_count",
+        "created_at",
+    )
+    list_display_links = ("id", "original_filename")
+    list_filter = ("status", "mime_type", "error_type", "created_at")
+    date_hierarchy = "created_at"
+    search_fields = ("original_filename", "owner__username", "sha256")
+    list_select_related = ("owner",)
+    fieldsets = (
+        (
+            None,
+            {
+                "fields": (
+                    "original_filename",
+                    "owner",
+                    "mime_type",
+                    "size_column",
+                    "sha256",
+                    "status_column",
+                    "queue_items_column",
+                    "created_at",
+                    "updated_at",
+                )
+            },
+        ),
+        (
+            "Extraction",
+            {
+                "fields": (
+                    "page_count",
+                    "extractor",
+                    "confidence",
+                    "extraction_note",
+                    "processed_at",
+                    "error_type",
+                    "error_column",
+                    "text_preview",
+                )
+            },
+        ),
+    )
+    readonly_fields = tuple(
+        name for _, options in fieldsets for name in options["fields"]
+    )
+    actions = ("reprocess",)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        # Uploads go through the upload form, which checks size, type and name.
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # The record mirrors extraction; the form is view-only, actions check obj=None.
+        return obj is None and super().has_change_permission(request)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Document]:
+        # The list never shows the text, which can be megabytes per row.
+        return super().get_queryset(request).defer("text")
+
+    @admin.display(description="Size", ordering="size")
+    def size_column(self, obj: Document) -> str:
+        return filesizeformat(obj.size)
+
+    @admin.display(description="Status", ordering="status")
+    def status_column(self, obj: Document) -> SafeString:
+        return status_badge(obj.status)
+
+    @admin.display(description="Queue items")
+    def queue_items_column(self, obj: Document) -> SafeString:
+        url = reverse("admin:jobqueue_queueitem_changelist")
+        count = obj.queue_items.count()
+        return format_html(
+            '<a href="{}?document__id__exact={}">{}</a>',
+            url,
+            obj.pk,
+            ngettext("%d queue item", "%d queue items", count) % count,
+        )
+
+    @admin.display(description="Error message")
+    def error_column(self, obj: Document) -> SafeString | str:
+        if not obj.error_message:
+            return "-"
+        return format_html(
+            '<pre style="white-space:pre-wrap;margin:0">{}</pre>', obj.error_message
+        )
+
+    @admin.display(description="Text (first 500 characters)")
+    def text_preview(self, obj: Document) -> SafeString | str:
+        if not obj.text:
+            return "-"
+        preview = obj.text[:PREVIEW_CHARS]
+        if len(obj.text) > PREVIEW_CHARS:
+            preview += "…"
+        return format_html(
+            '<pre style="white-space:pre-wrap;max-height:20em;overflow:auto;margin:0">'
+            "{}</pre>",
+            preview,
+        )
+
+    @admin.action(description="Reprocess selected documents", permissions=["change"])
+    def reprocess(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
+        queued = already = 0
+        for document in queryset:
+            if document_reprocess(document=document) is None:
+                already += 1
+            else:
+                queued += 1
+        parts = [
+            ngettext(
+                "Queued %(count)d document for reprocessing",
+                "Queued %(count)d documents for reprocessing",
+                queued,
+            )
+            % {"count": queued}
+        ]
+        if already:
+            parts.append(
+                ngettext(
+                    "skipped %(count)d whose reprocess is already waiting or running",
+                    "skipped %(count)d whose reprocess is already waiting or running",
+                    already,
+                )
+                % {"count": already}
+            )
+        self.message_user(
+            request,
+            "; ".join(parts) + ".",
+            messages.SUCCESS if queued else messages.WARNING,
+        )
