@@ -1,24 +1,71 @@
-"""Pages for people: upload, their documents, one document, reprocess, download."""
+"""Pages for people: upload, their documents, one document, search, reprocess, download."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import FileResponse, HttpRequest, HttpResponse, JsonResponse
+from django.core.paginator import Paginator
+from django.db.models import Count
+from django.db.models.functions import Lower
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
 from documents.forms import UploadForm
 from documents.models import Document
+from documents.search import search_documents
 from documents.services import document_create, document_reprocess
+from documents.templatetags.documents_tags import error_help, is_active, status_help
 from documents.uploads import accepted_types_label
+from jobqueue.models import Status
+
+PAGE_SIZE = 25
+SEARCH_LIMIT = 50
+MAX_STATUS_IDS = 100
+# A page can hold this much text comfortably; the rest is in the download and the API.
+TEXT_PREVIEW_CHARS = 300_000
+SORTS: dict[str, tuple] = {
+    "-date": ("-created_at", "-id"),
+    "date": ("created_at", "id"),
+    "name": (Lower("original_filename"), "id"),
+    "-name": (Lower("original_filename").desc(), "-id"),
+    "size": ("size", "id"),
+    "-size": ("-size", "-id"),
+}
+LIST_FIELDS = (
+    "original_filename",
+    "status",
+    "size",
+    "mime_type",
+    "created_at",
+    "owner",
+)
+
+
+def _status_json(document: Document) -> dict:
+    return {
+        "id": document.pk,
+        "status": document.status,
+        "status_label": document.get_status_display(),
+        "status_help": status_help(document.status),
+        "active": is_active(document.status),
+        "error_type": document.error_type or None,
+        "error_message": document.error_message or None,
+        "error_help": error_help(document.error_type) or None,
+        "page_count": document.page_count,
+    }
 
 
 @login_required
 def upload(request: HttpRequest) -> HttpResponse:
     """One or many files; each is accepted or refused with its own reason."""
-    form = UploadForm(request.POST or None, request.FILES or None)
-    if request.method == "POST" and form.is_valid():
+    if request.method == "POST":
+        # Bound even when empty: a POST without files must get "required", not a form.
+        form = UploadForm(request.POST, request.FILES)
+    else:
+        form = UploadForm()
+    if form.is_bound and form.is_valid():
         created = [
             document_create(owner=request.user, upload=checked)
             for checked in form.cleaned_data["file"]
@@ -30,46 +77,94 @@ def upload(request: HttpRequest) -> HttpResponse:
         if len(created) == 1 and not form.rejected:
             return redirect(created[0])
         return redirect("documents:list")
-    return render(
-        request,
-        "documents/upload.html",
-        {"form": form, "accepted_types": accepted_types_label()},
-        status=400 if form.errors else 200,
-    )
+    context = {
+        "form": form,
+        "accepted_types": accepted_types_label(),
+        "max_upload_mb": settings.MAX_UPLOAD_MB,
+        "max_upload_files": settings.MAX_UPLOAD_FILES,
+    }
+    status = 400 if form.errors else 200
+    return render(request, "documents/upload.html", context, status=status)
 
 
 @login_required
 def document_list(request: HttpRequest) -> HttpResponse:
-    documents = Document.objects.for_user(request.user).only(
-        "original_filename", "status", "size", "mime_type", "created_at", "owner"
+    """The person's documents, newest first; filter by status, sort, paginate."""
+    status = request.GET.get("status", "")
+    status = status if status in Status.values else ""
+    sort = request.GET.get("sort", "")
+    sort = sort if sort in SORTS else "-date"
+    documents = Document.objects.for_user(request.user)
+    counts = dict(documents.order_by().values_list("status").annotate(n=Count("id")))
+    if status:
+        documents = documents.filter(status=status)
+    documents = documents.select_related("owner").only(*LIST_FIELDS, "owner__username")
+    page = Paginator(documents.order_by(*SORTS[sort]), PAGE_SIZE).get_page(
+        request.GET.get("page")
     )
-    return render(request, "documents/list.html", {"documents": documents[:200]})
+    context = {
+        "page": page,
+        "status": status,
+        "sort": sort,
+        "statuses": [(s, label, counts.get(s, 0)) for s, label in Status.choices],
+        "total": sum(counts.values()),
+        "any_active": any(is_active(d.status) for d in page),
+    }
+    return render(request, "documents/list.html", context)
 
 
 @login_required
 def document_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """Metadata, live status, what went wrong in plain words, and the text."""
     document = get_object_or_404(Document.objects.for_user(request.user), pk=pk)
-    return render(request, "documents/detail.html", {"document": document})
+    context = {
+        "document": document,
+        "active": is_active(document.status),
+        "text": document.text[:TEXT_PREVIEW_CHARS],
+        "text_truncated": len(document.text) > TEXT_PREVIEW_CHARS,
+    }
+    return render(request, "documents/detail.html", context)
 
 
 @login_required
+@require_GET
 def document_status(request: HttpRequest, pk: int) -> JsonResponse:
     """The document's queue state, for pages that poll."""
-    document = get_object_or_404(Document.objects.for_user(request.user), pk=pk)
-    return JsonResponse(
-        {
-            "id": document.pk,
-            "status": document.status,
-            "error_type": document.error_type or None,
-            "error_message": document.error_message or None,
-            "page_count": document.page_count,
-        }
+    document = get_object_or_404(
+        Document.objects.for_user(request.user).defer("text"), pk=pk
     )
+    return JsonResponse(_status_json(document))
+
+
+@login_required
+@require_GET
+def document_statuses(request: HttpRequest) -> JsonResponse:
+    """The state of several documents at once (``?id=1&id=2``), for the list page."""
+    ids = [
+        int(i)
+        for i in request.GET.getlist("id")[:MAX_STATUS_IDS]
+        if i.isascii() and i.isdigit() and len(i) < 19
+    ]
+    documents = Document.objects.for_user(request.user).filter(pk__in=ids)
+    return JsonResponse(
+        {"documents": [_status_json(d) for d in documents.defer("text")]}
+    )
+
+
+@login_required
+@require_GET
+def search(request: HttpRequest) -> HttpResponse:
+    """Ranked full-text search over the person's documents (staff: everyone's)."""
+    query = request.GET.get("q", "").strip()
+    hits = search_documents(request.user, query, limit=SEARCH_LIMIT)
+    context = {"query": query, "hits": hits, "limit": SEARCH_LIMIT}
+    return render(request, "documents/search.html", context)
 
 
 @login_required
 @require_POST
 def reprocess(request: HttpRequest, pk: int) -> HttpResponse:
+    """Queue the document again and come back to its page."""
     document = get_object_or_404(Document.objects.for_user(request.user), pk=pk)
     if document_reprocess(document=document) is None:
         messages.info(request, f"“{document}” is already queued for reprocessing.")
@@ -82,8 +177,12 @@ def reprocess(request: HttpRequest, pk: int) -> HttpResponse:
 def download(request: HttpRequest, pk: int) -> FileResponse:
     """The original file, for its owner and staff only (media is never public)."""
     document = get_object_or_404(Document.objects.for_user(request.user), pk=pk)
+    try:
+        stream = document.file.open("rb")
+    except FileNotFoundError:
+        raise Http404("The stored file is missing.") from None
     return FileResponse(
-        document.file.open("rb"),
+        stream,
         as_attachment=True,
         filename=document.original_filename,
         content_type=document.mime_type,

@@ -306,11 +306,6 @@ def test_posting_without_a_file_is_refused(user_client, media_root):
     assert_nothing_left(media_root)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="views.upload binds the form with `request.POST or None`, so a POST "
-    "with no fields at all shows the blank form (200) without a message",
-)
 def test_posting_nothing_at_all_is_refused(user_client, media_root):
     response = user_client.post(UPLOAD_URL, {})
     assert response.status_code == 400
