@@ -1,0 +1,117 @@
+"""Result type and error hierarchy shared by every extractor.
+
+Pure Python (no Django) so a child process can import it cheaply.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+NO_TEXT_NOTE = (
+    "No text layer: this PDF looks like a scan or image; run OCR to make it searchable."
+)
+BLANK_NOTE = "No text: the pages are blank, or their content could not be decoded."
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractionResult:
+    """Text pulled out of one document, with how far to trust it."""
+
+    text: str
+    page_count: int | None
+    confidence: float
+    extractor: str
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.confidence <= 1.0:
+            raise ValueError(f"confidence must be within 0..1, got {self.confidence!r}")
+
+    @property
+    def chars(self) -> int:
+        """Number of characters of extracted text."""
+        return len(self.text)
+
+    @property
+    def is_empty(self) -> bool:
+        """True when no visible text came out."""
+        return not self.text.strip()
+
+
+class ExtractionError(Exception):
+    """Base class: extraction failed; `error_type` is the queue's error type."""
+
+    error_type: ClassVar[str] = "unknown"
+    default_message: ClassVar[str] = "Text extraction failed."
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(message or self.default_message)
+
+    @property
+    def message(self) -> str:
+        """The human-readable message shown to the user."""
+        return str(self)
+
+    def __reduce__(self) -> tuple[object, tuple[type[ExtractionError], str]]:
+        # Subclass __init__s rewrite their argument, so unpickling must not rerun them.
+        return _rebuild, (type(self), str(self))
+
+
+def _rebuild(cls: type[ExtractionError], message: str) -> ExtractionError:
+    exc = cls.__new__(cls)
+    Exception.__init__(exc, message)
+    return exc
+
+
+class CorruptFileError(ExtractionError):
+    """The file claims a supported format but is damaged or unreadable."""
+
+    error_type = "corruption"
+
+    def __init__(self, reason: str = "it could not be read") -> None:
+        super().__init__(f"The file is damaged: {reason}")
+
+
+class EncryptedFileError(CorruptFileError):
+    """The PDF needs a user password; permanent, like corruption."""
+
+    default_message = (
+        "This PDF is encrypted and needs a password; upload an unprotected copy."
+    )
+
+    def __init__(self, message: str | None = None) -> None:
+        # Skip CorruptFileError's "damaged" wording: the file is fine, just locked.
+        ExtractionError.__init__(self, message)
+
+
+class UnsupportedFileError(ExtractionError):
+    """The file is not a PDF, DOCX or plain text, or a variant we cannot read."""
+
+    error_type = "unsupported"
+    default_message = "This file is not a PDF, DOCX or plain-text file."
+
+
+class ExtractorMissingError(ExtractionError):
+    """A library the extractor needs is not installed (retryable after install)."""
+
+    error_type = "extractor_missing"
+    default_message = "The extractor for this file type is not installed."
+
+
+class ExtractionTimeoutError(ExtractionError):
+    """Extraction ran past its time limit."""
+
+    error_type = "timeout"
+    default_message = "Text extraction took too long and was stopped."
+
+
+def classify(exc: BaseException) -> str:
+    """Map an exception to a queue error type."""
+    if isinstance(exc, ExtractionError):
+        return exc.error_type
+    if isinstance(exc, ImportError):  # ModuleNotFoundError is a subclass
+        return "extractor_missing"
+    if isinstance(exc, TimeoutError):  # also concurrent.futures.TimeoutError
+        return "timeout"
+    return "unknown"
