@@ -85,6 +85,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["TEST"] = {
         "NAME": env.str("SQLITE_TEST_NAME", default=str(VAR_DIR / "test_db.sqlite3"))
     }
+    for _name in (DATABASES["default"]["NAME"], DATABASES["default"]["TEST"]["NAME"]):
+        Path(_name).parent.mkdir(parents=True, exist_ok=True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
