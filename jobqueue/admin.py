@@ -15,7 +15,7 @@ from django.contrib import admin, messages
 from django.contrib.admin.actions import delete_selected as django_delete_selected
 from django.contrib.admin.models import CHANGE, LogEntry
 from django.contrib.admin.utils import flatten_fieldsets
-from django.db.models import F, QuerySet
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.urls import URLPattern, path
 from django.utils import timezone
@@ -311,8 +311,7 @@ class QueueItemAdmin(admin.ModelAdmin):
         ids = list(
             queryset.filter(status__in=WAITING_STATUSES).values_list("pk", flat=True)
         )
-        waiting = QueueItem.objects.filter(pk__in=ids, status__in=WAITING_STATUSES)
-        done = waiting.update(priority=F("priority") + step, updated_at=timezone.now())
+        done = QueueManager().shift_priority(ids, step)
         self._log(request, ids, f"Priority {step:+d}")
         head = counted(
             (

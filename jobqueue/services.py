@@ -312,6 +312,11 @@ class QueueManager:
             _sync_document(item.document_id, Status.CANCELLED, now)
         return True
 
+    def shift_priority(self, job_ids: Iterable[int], step: int) -> int:
+        """Raise (or, with a negative step, lower) the priority of waiting jobs."""
+        waiting = QueueItem.objects.waiting().filter(pk__in=list(job_ids))
+        return waiting.update(priority=F("priority") + step, updated_at=timezone.now())
+
     def _locked_processing(
         self, job_id: int, worker_id: str | None
     ) -> QueueItem | None:
