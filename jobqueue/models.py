@@ -103,11 +103,12 @@ class QueueItem(models.Model):
             models.Index(
                 fields=["status", "next_retry_at"], name="idx_queue_status_retry"
             ),
-            # Matches the claim query: waiting items by priority, then oldest first.
+            # Matches the claim query exactly, so taking the next job reads one entry.
             models.Index(
                 "status",
                 models.F("priority").desc(),
                 "created_at",
+                "id",
                 name="idx_queue_claim_order",
             ),
         ]

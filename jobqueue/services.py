@@ -134,16 +134,53 @@ class QueueManager:
     def claim(self, worker_id: str) -> QueueItem | None:
         """Take the next due job (priority, then oldest) for ``worker_id``, or None."""
         now = timezone.now()
-        # Short transaction: on PostgreSQL the chosen row is locked and others skip it;
-        # on SQLite BEGIN IMMEDIATE serialises claimers on the busy timeout.
-        with transaction.atomic():
-            candidates = QueueItem.objects.ready(now)
-            if connection.features.has_select_for_update_skip_locked:
-                candidates = candidates.select_for_update(skip_locked=True)
-            item = candidates.first()
-            if item is None or not self._start(item, worker_id, now):
+        # The hot path of every worker, so it is plain SQL: one statement picks and
+        # takes the job, read straight off idx_queue_claim_order. On PostgreSQL the
+        # chosen row is locked and other claimers skip it; on SQLite BEGIN IMMEDIATE
+        # serialises claimers on the busy timeout. Keep the transaction short.
+        # (The SQL fragments formatted in below are constants; values are parameters.)
+        lock = " FOR UPDATE SKIP LOCKED" if _skip_locked() else ""
+        with transaction.atomic(), connection.cursor() as cursor:
+            self._promote_due_retries(cursor, now)
+            cursor.execute(
+                f"""UPDATE extraction_queue SET status = %s, attempts = attempts + 1,
+                    claimed_by = %s, started_at = %s, finished_at = NULL,
+                    next_retry_at = NULL, updated_at = %s
+                WHERE id = (SELECT id FROM extraction_queue WHERE status = %s
+                    ORDER BY priority DESC, created_at, id LIMIT 1{lock})
+                RETURNING {", ".join(CLAIMED_FIELDS)}""",  # noqa: S608
+                [
+                    Status.PROCESSING,
+                    worker_id,
+                    _db_time(now),
+                    _db_time(now),
+                    Status.PENDING,
+                ],
+            )
+            row = cursor.fetchone()
+            if row is None:
                 return None
+            item = QueueItem.from_db(connection.alias, CLAIMED_FIELDS, row)
+            cursor.execute(
+                "UPDATE documents_document SET status = %s, updated_at = %s WHERE id = %s",
+                [Status.PROCESSING, _db_time(now), item.document_id],
+            )
         return item
+
+    def _promote_due_retries(self, cursor: Any, now: datetime) -> None:
+        """retry_pending → pending once the backoff has passed (the guide's diagram);
+        an index probe that usually matches nothing."""
+        due = "status = %s AND next_retry_at <= %s"
+        params = [Status.RETRY_PENDING, _db_time(now)]
+        cursor.execute(
+            "UPDATE documents_document SET status = %s WHERE id IN "  # noqa: S608
+            f"(SELECT document_id FROM extraction_queue WHERE {due})",
+            [Status.PENDING, *params],
+        )
+        cursor.execute(
+            f"UPDATE extraction_queue SET status = %s WHERE {due}",  # noqa: S608
+            [Status.PENDING, *params],
+        )
 
     def _start(self, item: QueueItem, worker_id: str, now: datetime) -> bool:
         """Move a waiting item to processing; False if someone else got there first."""
@@ -183,39 +220,54 @@ class QueueManager:
         extractor: str = "",
     ) -> bool:
         """Mark a processing job completed; False (and no change) from any other state."""
-        now = timezone.now()
-        with transaction.atomic():
-            item = self._locked_processing(job_id, worker_id)
-            if item is None:
+        now = _db_time(timezone.now())
+        owner = " AND claimed_by = %s" if worker_id is not None else ""
+        # Plain SQL for the same reason as claim(): every job passes through here.
+        with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+            cursor.execute(
+                f"""UPDATE extraction_queue SET status = %s, finished_at = %s,
+                    error_type = '', error_message = '', extraction_time_ms = %s,
+                    confidence = %s, updated_at = %s
+                WHERE id = %s AND status = %s{owner}
+                RETURNING document_id, attempts, claimed_by""",  # noqa: S608
+                [
+                    Status.COMPLETED,
+                    now,
+                    extraction_time_ms,
+                    confidence,
+                    now,
+                    job_id,
+                    Status.PROCESSING,
+                    *([worker_id] if worker_id is not None else []),
+                ],
+            )
+            row = cursor.fetchone()
+            if row is None:
                 return False
-            item.status = Status.COMPLETED
-            item.finished_at = now
-            item.error_type = item.error_message = ""
-            item.extraction_time_ms = extraction_time_ms
-            item.confidence = confidence
-            item.save(
-                update_fields=[
-                    "status",
-                    "finished_at",
-                    "error_type",
-                    "error_message",
-                    "extraction_time_ms",
-                    "confidence",
-                    "updated_at",
-                ]
+            document_id, attempt, claimed_by = row
+            cursor.execute(
+                """UPDATE documents_document SET status = %s, error_type = '',
+                    error_message = '', updated_at = %s WHERE id = %s""",
+                [Status.COMPLETED, now, document_id],
             )
-            _sync_document(
-                item.document_id, Status.COMPLETED, now, error_type="", error_message=""
-            )
-            _record(
-                item,
-                ExtractionMetric.Outcome.COMPLETED,
-                now,
-                extraction_time_ms=extraction_time_ms,
-                confidence=confidence,
-                pages=pages,
-                characters=characters,
-                extractor=extractor,
+            cursor.execute(
+                """INSERT INTO extraction_metrics (job_id, document_id, attempt, outcome,
+                    error_type, error_message, extraction_time_ms, pages, characters,
+                    confidence, extractor, worker_id, created_at)
+                VALUES (%s, %s, %s, %s, '', '', %s, %s, %s, %s, %s, %s, %s)""",
+                [
+                    job_id,
+                    document_id,
+                    attempt,
+                    ExtractionMetric.Outcome.COMPLETED,
+                    extraction_time_ms,
+                    pages,
+                    characters,
+                    confidence,
+                    extractor,
+                    claimed_by,
+                    now,
+                ],
             )
         return True
 
@@ -545,6 +597,27 @@ class DocumentQueueService:
 
     def get_queue_stats(self) -> dict[str, Any]:
         return self.queue.get_queue_stats()
+
+
+CLAIMED_FIELDS = [
+    "id",
+    "document_id",
+    "operation",
+    "status",
+    "priority",
+    "attempts",
+    "max_retries",
+    "claimed_by",
+]
+
+
+def _skip_locked() -> bool:
+    return connection.features.has_select_for_update_skip_locked
+
+
+def _db_time(value: datetime) -> Any:
+    """A datetime as this database's raw SQL parameter (SQLite stores UTC text)."""
+    return connection.ops.adapt_datetimefield_value(value)
 
 
 def _default_max_retries() -> int:

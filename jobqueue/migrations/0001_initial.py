@@ -265,6 +265,7 @@ class Migration(migrations.Migration):
                 models.F("status"),
                 models.OrderBy(models.F("priority"), descending=True),
                 models.F("created_at"),
+                models.F("id"),
                 name="idx_queue_claim_order",
             ),
         ),
