@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from pebble import ProcessExpired, ProcessPool
 
 from documents.extractors.base import ExtractionResult
@@ -105,10 +105,21 @@ class JobRunner:
             raise
         elapsed_ms = int((time.monotonic() - started) * 1000)
         if outcome.completed:
-            outcome.recorded = self._record_success(
-                item, worker_id, outcome.result, elapsed_ms
-            )
-        else:
+            try:
+                outcome.recorded = self._record_success(
+                    item, worker_id, outcome.result, elapsed_ms
+                )
+            except DatabaseError as exc:
+                # The result could not be stored (e.g. PostgreSQL refuses a search
+                # vector over 1 MB). Its transaction rolled back; fail the attempt,
+                # or the job would stay "processing" under a live worker for ever.
+                logger.exception("Could not store the result of job %s", item.pk)
+                outcome = Outcome(
+                    False,
+                    error_type=ErrorType.UNKNOWN,
+                    error_message=f"The text was extracted but could not be saved: {exc}",
+                )
+        if not outcome.completed:
             outcome.recorded = self.queue.failed(
                 item.pk,
                 outcome.error_message,

@@ -17,7 +17,7 @@ from django.db.models import Avg, Count, Exists, F, Min, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from documents.models import Document
-from jobqueue import retry
+from jobqueue import retry, sql
 from jobqueue.models import (
     WAITING_STATUSES,
     ErrorType,
@@ -133,54 +133,28 @@ class QueueManager:
 
     def claim(self, worker_id: str) -> QueueItem | None:
         """Take the next due job (priority, then oldest) for ``worker_id``, or None."""
-        now = timezone.now()
-        # The hot path of every worker, so it is plain SQL: one statement picks and
-        # takes the job, read straight off idx_queue_claim_order. On PostgreSQL the
-        # chosen row is locked and other claimers skip it; on SQLite BEGIN IMMEDIATE
-        # serialises claimers on the busy timeout. Keep the transaction short.
-        # (The SQL fragments formatted in below are constants; values are parameters.)
-        lock = " FOR UPDATE SKIP LOCKED" if _skip_locked() else ""
-        with transaction.atomic(), connection.cursor() as cursor:
-            self._promote_due_retries(cursor, now)
-            cursor.execute(
-                f"""UPDATE extraction_queue SET status = %s, attempts = attempts + 1,
-                    claimed_by = %s, started_at = %s, finished_at = NULL,
-                    next_retry_at = NULL, updated_at = %s
-                WHERE id = (SELECT id FROM extraction_queue WHERE status = %s
-                    ORDER BY priority DESC, created_at, id LIMIT 1{lock})
-                RETURNING {", ".join(CLAIMED_FIELDS)}""",  # noqa: S608
-                [
-                    Status.PROCESSING,
-                    worker_id,
-                    _db_time(now),
-                    _db_time(now),
-                    Status.PENDING,
-                ],
-            )
-            row = cursor.fetchone()
-            if row is None:
-                return None
-            item = QueueItem.from_db(connection.alias, CLAIMED_FIELDS, row)
-            cursor.execute(
-                "UPDATE documents_document SET status = %s, updated_at = %s WHERE id = %s",
-                [Status.PROCESSING, _db_time(now), item.document_id],
-            )
-        return item
-
-    def _promote_due_retries(self, cursor: Any, now: datetime) -> None:
-        """retry_pending → pending once the backoff has passed (the guide's diagram);
-        an index probe that usually matches nothing."""
-        due = "status = %s AND next_retry_at <= %s"
-        params = [Status.RETRY_PENDING, _db_time(now)]
-        cursor.execute(
-            "UPDATE documents_document SET status = %s WHERE id IN "  # noqa: S608
-            f"(SELECT document_id FROM extraction_queue WHERE {due})",
-            [Status.PENDING, *params],
-        )
-        cursor.execute(
-            f"UPDATE extraction_queue SET status = %s WHERE {due}",  # noqa: S608
-            [Status.PENDING, *params],
-        )
+        params = {"worker": worker_id, "now": _db_time(timezone.now())}
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute(sql.PG_CLAIM, params)
+                *row, promoted = cursor.fetchone()
+                if row[0] is None and promoted:
+                    cursor.execute(sql.PG_CLAIM, params)
+                    *row, promoted = cursor.fetchone()
+            row = row if row[0] is not None else None
+        else:
+            # BEGIN IMMEDIATE serialises claimers on the busy timeout: keep it short.
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute(sql.PROMOTE_DOCUMENTS, params)
+                cursor.execute(sql.PROMOTE_ITEMS, params)
+                cursor.execute(sql.CLAIM, params)
+                row = cursor.fetchone()
+                if row is not None:
+                    params["document_id"] = row[1]
+                    cursor.execute(sql.CLAIM_DOCUMENT, params)
+        if row is None:
+            return None
+        return QueueItem.from_db(connection.alias, sql.CLAIMED_FIELDS, row)
 
     def _start(self, item: QueueItem, worker_id: str, now: datetime) -> bool:
         """Move a waiting item to processing; False if someone else got there first."""
@@ -220,55 +194,28 @@ class QueueManager:
         extractor: str = "",
     ) -> bool:
         """Mark a processing job completed; False (and no change) from any other state."""
-        now = _db_time(timezone.now())
-        owner = " AND claimed_by = %s" if worker_id is not None else ""
-        # Plain SQL for the same reason as claim(): every job passes through here.
+        params = {
+            "job": job_id,
+            "worker": worker_id,
+            "now": _db_time(timezone.now()),
+            "ms": extraction_time_ms,
+            "confidence": confidence,
+            "pages": pages,
+            "characters": characters,
+            "extractor": extractor,
+        }
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute(sql.PG_COMPLETE, params)
+                return cursor.fetchone()[0] == 1
         with transaction.atomic(savepoint=False), connection.cursor() as cursor:
-            cursor.execute(
-                f"""UPDATE extraction_queue SET status = %s, finished_at = %s,
-                    error_type = '', error_message = '', extraction_time_ms = %s,
-                    confidence = %s, updated_at = %s
-                WHERE id = %s AND status = %s{owner}
-                RETURNING document_id, attempts, claimed_by""",  # noqa: S608
-                [
-                    Status.COMPLETED,
-                    now,
-                    extraction_time_ms,
-                    confidence,
-                    now,
-                    job_id,
-                    Status.PROCESSING,
-                    *([worker_id] if worker_id is not None else []),
-                ],
-            )
+            cursor.execute(sql.COMPLETE, params)
             row = cursor.fetchone()
             if row is None:
                 return False
-            document_id, attempt, claimed_by = row
-            cursor.execute(
-                """UPDATE documents_document SET status = %s, error_type = '',
-                    error_message = '', updated_at = %s WHERE id = %s""",
-                [Status.COMPLETED, now, document_id],
-            )
-            cursor.execute(
-                """INSERT INTO extraction_metrics (job_id, document_id, attempt, outcome,
-                    error_type, error_message, extraction_time_ms, pages, characters,
-                    confidence, extractor, worker_id, created_at)
-                VALUES (%s, %s, %s, %s, '', '', %s, %s, %s, %s, %s, %s, %s)""",
-                [
-                    job_id,
-                    document_id,
-                    attempt,
-                    ExtractionMetric.Outcome.COMPLETED,
-                    extraction_time_ms,
-                    pages,
-                    characters,
-                    confidence,
-                    extractor,
-                    claimed_by,
-                    now,
-                ],
-            )
+            params["document_id"], params["attempt"], params["claimed_by"] = row
+            cursor.execute(sql.COMPLETE_DOCUMENT, params)
+            cursor.execute(sql.COMPLETE_METRIC, params)
         return True
 
     def failed(
@@ -597,22 +544,6 @@ class DocumentQueueService:
 
     def get_queue_stats(self) -> dict[str, Any]:
         return self.queue.get_queue_stats()
-
-
-CLAIMED_FIELDS = [
-    "id",
-    "document_id",
-    "operation",
-    "status",
-    "priority",
-    "attempts",
-    "max_retries",
-    "claimed_by",
-]
-
-
-def _skip_locked() -> bool:
-    return connection.features.has_select_for_update_skip_locked
 
 
 def _db_time(value: datetime) -> Any:
