@@ -499,6 +499,13 @@ class QueueManager:
             .get(QueueItem._meta.label, 0)
         )
 
+    def prune_stopped_workers(self, older_than_days: float) -> int:
+        """Delete heartbeats of workers stopped more than N days ago."""
+        cutoff = timezone.now() - timedelta(days=older_than_days)
+        return WorkerHeartbeat.objects.filter(
+            status=WorkerHeartbeat.State.STOPPED, last_heartbeat__lt=cutoff
+        ).delete()[0]
+
     def finished_older_than(
         self, older_than_days: float, statuses: Iterable[str] | None = None
     ) -> Any:

@@ -281,15 +281,21 @@ class ExtractionWorker:
 
     def _register(self) -> None:
         now = timezone.now()
+        # update_conflicts: a worker started again after stop() reuses its rows.
         WorkerHeartbeat.objects.bulk_create(
-            WorkerHeartbeat(
-                worker_id=state.worker_id,
-                hostname=socket.gethostname(),
-                pid=os.getpid(),
-                started_at=now,
-                last_heartbeat=now,
-            )
-            for state in self._states
+            [
+                WorkerHeartbeat(
+                    worker_id=state.worker_id,
+                    hostname=socket.gethostname(),
+                    pid=os.getpid(),
+                    started_at=now,
+                    last_heartbeat=now,
+                )
+                for state in self._states
+            ],
+            update_conflicts=True,
+            unique_fields=["worker_id"],
+            update_fields=["status", "started_at", "last_heartbeat"],
         )
         self._last_beat = time.monotonic()
 

@@ -44,6 +44,8 @@ class Command(BaseCommand):
             self.stdout.write(f"Would delete {matching} queue items (dry run).")
             return
         deleted = queue.clear_finished(older_than, status)
+        workers = queue.prune_stopped_workers(older_than)
         self.stdout.write(
-            f"Deleted {deleted} queue items older than {older_than:g} days."
+            f"Deleted {deleted} queue items and {workers} stopped workers' heartbeats "
+            f"older than {older_than:g} days."
         )
