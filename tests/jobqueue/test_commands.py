@@ -1,0 +1,141 @@
+"""The operators' commands: clear_queue, rescue_stale_jobs, import_documents, users."""
+
+from __future__ import annotations
+
+import io
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
+from django.utils import timezone
+
+from documents.models import Document
+from jobqueue.models import QueueItem, Status, WorkerHeartbeat
+
+pytestmark = pytest.mark.django_db
+
+
+def run(*args: str) -> str:
+    out = io.StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+def aged(item_id: int, days: float, status: str) -> None:
+    QueueItem.objects.filter(pk=item_id).update(
+        status=status, updated_at=timezone.now() - timedelta(days=days)
+    )
+
+
+def test_clear_queue_deletes_only_old_finished_items(make_document, queue):
+    old_done, old_failed, recent_done, active = (
+        queue.enqueue(make_document().pk) for _ in range(4)
+    )
+    aged(old_done, 10, Status.COMPLETED)
+    aged(old_failed, 10, Status.FAILED)
+    aged(recent_done, 1, Status.COMPLETED)
+    QueueItem.objects.filter(pk=active).update(
+        updated_at=timezone.now() - timedelta(days=30)
+    )
+
+    assert run("clear_queue", "--older-than", "7", "--dry-run") == (
+        "Would delete 2 queue items (dry run).\n"
+    )
+    assert QueueItem.objects.count() == 4
+    assert "Deleted 1 queue items" in run(
+        "clear_queue", "--older-than", "7", "--status", "failed"
+    )
+    assert "Deleted 1 queue items" in run("clear_queue", "--older-than", "7")
+    assert set(QueueItem.objects.values_list("pk", flat=True)) == {recent_done, active}
+
+
+def test_clear_queue_prunes_old_stopped_heartbeats_only():
+    old = timezone.now() - timedelta(days=10)
+    WorkerHeartbeat.objects.create(
+        worker_id="gone", status="stopped", last_heartbeat=old
+    )
+    WorkerHeartbeat.objects.create(worker_id="hung", status="busy", last_heartbeat=old)
+    WorkerHeartbeat.objects.create(worker_id="fresh", status="stopped")
+    assert "and 1 stopped workers' heartbeats" in run(
+        "clear_queue", "--older-than", "7"
+    )
+    assert set(WorkerHeartbeat.objects.values_list("worker_id", flat=True)) == {
+        "hung",
+        "fresh",
+    }
+
+
+def test_clear_queue_refuses_bad_arguments():
+    with pytest.raises(CommandError):
+        call_command("clear_queue", "--older-than", "-1")
+    with pytest.raises(CommandError):
+        call_command("clear_queue", "--older-than", "1", "--status", "pending")
+
+
+def test_rescue_stale_jobs_rescues_dead_workers_and_overlong_jobs(make_document, queue):
+    long_ago = timezone.now() - timedelta(hours=2)
+    WorkerHeartbeat.objects.create(worker_id="dead", last_heartbeat=long_ago)
+    WorkerHeartbeat.objects.create(worker_id="alive")
+    for worker in ("dead", "alive"):
+        queue.enqueue(make_document().pk)
+        job = queue.claim(worker)
+        QueueItem.objects.filter(pk=job.pk).update(started_at=long_ago)
+    out = run("rescue_stale_jobs", "--minutes", "60")
+    assert out == ("Rescued 1 jobs of dead workers and 1 jobs stuck over 60 minutes.\n")
+    assert set(QueueItem.objects.values_list("status", flat=True)) == {Status.PENDING}
+
+
+def test_import_documents_imports_a_folder_and_says_what_it_skipped(
+    user, tmp_path: Path
+):
+    folder = tmp_path / "inbox"
+    (folder / "nested").mkdir(parents=True)
+    (folder / "a.txt").write_text("first note")
+    (folder / "nested" / "b.txt").write_text("second note")
+    (folder / "copy.txt").write_text("first note")
+    (folder / "empty.pdf").write_bytes(b"")
+    (folder / "picture.pdf").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(100))
+
+    out = run("import_documents", str(folder), "--owner", "alice", "--priority", "5")
+    assert out.startswith("Imported 2 of 5 files; skipped 3.")
+    assert "copy.txt: duplicate" in out or "a.txt: duplicate" in out
+    assert "empty.pdf: refused: “empty.pdf” is empty" in out
+    assert "picture.pdf: refused" in out
+    assert "Skipped by reason: " in out
+    assert Document.objects.filter(owner=user).count() == 2
+    assert set(QueueItem.objects.values_list("priority", "status")) == {
+        (5, Status.PENDING)
+    }
+    # Running it again imports nothing new.
+    assert run("import_documents", str(folder), "--owner", "alice").startswith(
+        "Imported 0 of 5 files"
+    )
+
+
+def test_import_documents_needs_a_real_owner_and_path(user, tmp_path: Path):
+    with pytest.raises(CommandError, match="No user named"):
+        call_command("import_documents", str(tmp_path), "--owner", "nobody")
+    with pytest.raises(CommandError, match="neither a file nor a folder"):
+        call_command("import_documents", str(tmp_path / "missing"), "--owner", "alice")
+
+
+def test_create_api_token_prints_a_stable_key_and_resets_on_request(user):
+    first = run("create_api_token", "alice").strip()
+    assert len(first) == 40
+    assert run("create_api_token", "alice").strip() == first
+    assert run("create_api_token", "alice", "--reset").strip() != first
+    with pytest.raises(CommandError, match="No user named"):
+        call_command("create_api_token", "nobody")
+
+
+def test_ensure_first_user_creates_one_superuser_once(settings, tmp_path: Path):
+    settings.VAR_DIR = tmp_path
+    out = run("ensure_first_user")
+    assert "Created superuser “admin”" in out
+    password = (tmp_path / "first-user.txt").read_text().split("password: ")[1].strip()
+    admin = get_user_model().objects.get(username="admin")
+    assert admin.is_superuser and admin.check_password(password)
+    assert "Users exist" in run("ensure_first_user")
+    assert get_user_model().objects.count() == 1
