@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import zipfile
+import zlib
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
@@ -78,7 +79,7 @@ def _check_archive(path: str | os.PathLike[str]) -> int | None:
             "it is not a complete ZIP archive (a .docx is one); "
             "the upload may have been cut short"
         ) from exc
-    except (OSError, EOFError, NotImplementedError) as exc:
+    except (OSError, EOFError, NotImplementedError, zlib.error) as exc:
         raise CorruptFileError(f"its ZIP archive cannot be read ({exc})") from exc
     if _STRICT_NS in rels:
         raise UnsupportedFileError(

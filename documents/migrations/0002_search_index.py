@@ -35,6 +35,8 @@ SQLITE_BACKWARD = [
 ]
 # 'simple': no stemming, so every language is indexed alike (as FTS5 does). The text is
 # capped because a tsvector may not exceed 1 MB; the rest stays readable, not searchable.
+# The cap counts characters and a character takes up to 4 bytes, so 250,000 keeps even
+# text of all-different non-Latin words under the limit (500,000 did not).
 # ASCII punctuation becomes a space first, so words split as FTS5 splits them: the
 # default parser would index "report-2024.pdf" or "a/b" only as one whole token. The
 # range is spelled out, not [[:punct:]], because classes depend on the collation.
@@ -43,7 +45,7 @@ POSTGRES_FORWARD = [
     f"""ALTER TABLE documents_document ADD COLUMN search_vector tsvector
     GENERATED ALWAYS AS (
         setweight(to_tsvector('simple', {_WORDS_ONLY.format("coalesce(original_filename, '')")}), 'A')
-        || setweight(to_tsvector('simple', {_WORDS_ONLY.format("left(coalesce(text, ''), 500000)")}), 'B')
+        || setweight(to_tsvector('simple', {_WORDS_ONLY.format("left(coalesce(text, ''), 250000)")}), 'B')
     ) STORED""",
     "CREATE INDEX documents_search_vector_gin ON documents_document USING gin (search_vector)",
 ]
