@@ -1,0 +1,259 @@
+"""Helper actions on our product, run as a separate process by the benchmarks.
+
+Runs with the product's settings (DATABASE_URL, MEDIA_ROOT from the environment) and
+prints one JSON object. Actions:
+
+  seed-noop N                  N documents, one NOOP job each (one transaction)
+  seed-files --kinds pdf --repeat R | --jobs N
+                               corpus files (expect=ok) copied into MEDIA_ROOT as
+                               documents, one EXTRACT job each
+  latency --samples S          enqueue one NOOP job at a time into an idle worker;
+                               enqueue commit → QueueItem.started_at, in seconds
+  verify                       states, attempts, metrics rows, pages, first start, last end
+  raw-extract --repeat R       the extraction engine in a plain loop (no Django, no queue)
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import random
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH.parent))
+CORPUS = Path(os.environ.get("BENCH_CORPUS", BENCH.parent.parent / "shared" / "corpus"))
+
+
+def corpus_files(kinds: list[str]) -> list[dict[str, str]]:
+    """Corpus rows that must extract fine, of the given kinds, in manifest order."""
+    with open(CORPUS / "manifest.csv", newline="") as f:
+        return [
+            row
+            for row in csv.DictReader(f)
+            if row["expect"] == "ok" and row["kind"] in kinds
+        ]
+
+
+def _setup() -> None:
+    import django
+
+    django.setup()
+
+
+def _user() -> Any:
+    from django.contrib.auth import get_user_model
+
+    user, _ = get_user_model().objects.get_or_create(username="bench")
+    return user
+
+
+def seed_noop(n: int) -> dict[str, Any]:
+    from documents.models import Document
+    from jobqueue.models import Operation
+    from jobqueue.services import QueueManager
+
+    owner = _user()
+    started = time.perf_counter()
+    docs = Document.objects.bulk_create(
+        [
+            Document(
+                owner=owner,
+                original_filename=f"noop-{i}.txt",
+                file=f"documents/noop-{i}.txt",
+                mime_type="text/plain",
+                size=0,
+                sha256="0" * 64,
+            )
+            for i in range(n)
+        ],
+        batch_size=1000,
+    )
+    ids = [d.pk for d in docs] or list(Document.objects.values_list("pk", flat=True))
+    created = QueueManager(Operation.NOOP).enqueue_batch(ids)
+    return {"jobs": len(created), "seconds": time.perf_counter() - started}
+
+
+MIME = {
+    "pdf": "application/pdf",
+    "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "txt": "text/plain",
+}
+
+
+def seed_files(kinds: list[str], repeat: int, jobs: int | None) -> dict[str, Any]:
+    """Copy corpus files into MEDIA_ROOT (one copy per job) and queue them."""
+    from django.conf import settings
+
+    from documents.models import Document
+    from jobqueue.services import QueueManager
+
+    rows = corpus_files(kinds)
+    count = jobs if jobs is not None else repeat * len(rows)
+    target = Path(settings.MEDIA_ROOT) / "documents"
+    target.mkdir(parents=True, exist_ok=True)
+    owner = _user()
+    docs, pages = [], 0
+    for i in range(count):
+        row = rows[i % len(rows)]
+        source = CORPUS / row["path"]
+        name = f"documents/b{i:05d}{source.suffix}"
+        shutil.copyfile(source, Path(settings.MEDIA_ROOT) / name)
+        pages += int(row["pages"] or 0)
+        docs.append(
+            Document(
+                owner=owner,
+                original_filename=source.name,
+                file=name,
+                mime_type=MIME[row["kind"]],
+                size=source.stat().st_size,
+                sha256=row["sha256"],
+            )
+        )
+    docs = Document.objects.bulk_create(docs, batch_size=500)
+    started = time.perf_counter()
+    created = QueueManager().enqueue_batch([d.pk for d in docs])
+    return {
+        "jobs": len(created),
+        "files": len(rows),
+        "manifest_pages": pages,
+        "seconds": time.perf_counter() - started,
+    }
+
+
+def latency(samples: int, gap_min: float, gap_max: float, idle: float) -> dict:
+    """One job at a time into an idle worker pool: (enqueue called, enqueue
+    returned after its commit, QueueItem.started_at), wall-clock seconds."""
+    from documents.models import Document
+    from jobqueue.models import Operation, QueueItem
+    from jobqueue.services import QueueManager
+
+    owner = _user()
+    queue = QueueManager(Operation.NOOP)
+    # Documents first, so nothing but the enqueue itself commits during a sample.
+    docs = Document.objects.bulk_create(
+        Document(
+            owner=owner,
+            original_filename=f"lat-{i}.txt",
+            file=f"documents/lat-{i}.txt",
+            mime_type="text/plain",
+            size=0,
+            sha256="0" * 64,
+        )
+        for i in range(samples + 1)
+    )
+
+    def one(i: int) -> tuple[float, float, float]:
+        called = time.time()
+        job_id = queue.enqueue(docs[i].pk)
+        committed = time.time()  # enqueue() returns right after its COMMIT
+        deadline = time.monotonic() + 30
+        while True:
+            # Autocommit: every look is its own short read, no snapshot is kept.
+            started = (
+                QueueItem.objects.filter(pk=job_id)
+                .values_list("started_at", flat=True)
+                .first()
+            )
+            if started is not None:
+                return called, committed, started.timestamp()
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"job {job_id} did not start within 30 s")
+            time.sleep(0.002)
+
+    one(samples)  # warm-up: the worker is up and has taken a job
+    time.sleep(idle)
+    rng = random.Random(42)
+    values = []
+    for i in range(samples):
+        time.sleep(rng.uniform(gap_min, gap_max))
+        values.append(one(i))
+    return {"samples": values}
+
+
+def verify() -> dict[str, Any]:
+    from django.db.models import Count, Max, Min, Sum
+
+    from jobqueue.models import ExtractionMetric, QueueItem
+
+    items = QueueItem.objects.all()
+    span = items.aggregate(first=Min("started_at"), last=Max("finished_at"))
+    metrics = ExtractionMetric.objects.all()
+    return {
+        "jobs": items.count(),
+        "status": dict(items.values_list("status").annotate(n=Count("id")).order_by()),
+        "attempts": dict(
+            items.values_list("attempts").annotate(n=Count("id")).order_by()
+        ),
+        "metrics": dict(
+            metrics.values_list("outcome").annotate(n=Count("id")).order_by()
+        ),
+        "jobs_with_one_metric": items.annotate(m=Count("metrics")).filter(m=1).count(),
+        "pages": metrics.filter(outcome="completed").aggregate(p=Sum("pages"))["p"]
+        or 0,
+        "first_started": span["first"].timestamp() if span["first"] else None,
+        "last_finished": span["last"].timestamp() if span["last"] else None,
+    }
+
+
+def raw_extract(repeat: int) -> dict[str, Any]:
+    """The engine alone: registry.extract on the same files, one process, a plain loop."""
+    from documents.extractors import pdf as _pdf  # noqa: F401 - import outside timing
+    from documents.extractors.registry import extract
+
+    paths = [CORPUS / row["path"] for row in corpus_files(["pdf"])]
+    pages = 0
+    started, cpu = time.perf_counter(), time.process_time()
+    for _ in range(repeat):
+        for path in paths:
+            result = extract(path, mime_type="application/pdf", pdf_engine="auto")
+            pages += result.page_count or 0
+    seconds = time.perf_counter() - started
+    return {
+        "pages": pages,
+        "seconds": seconds,
+        "cpu": time.process_time() - cpu,
+        "files": len(paths) * repeat,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="action", required=True)
+    sub.add_parser("seed-noop").add_argument("n", type=int)
+    files = sub.add_parser("seed-files")
+    files.add_argument("--kinds", default="pdf")
+    files.add_argument("--repeat", type=int, default=1)
+    files.add_argument("--jobs", type=int, default=None)
+    lat = sub.add_parser("latency")
+    lat.add_argument("--samples", type=int, default=50)
+    lat.add_argument("--gap-min", type=float, default=0.2)
+    lat.add_argument("--gap-max", type=float, default=0.6)
+    lat.add_argument("--idle", type=float, default=2.0)
+    sub.add_parser("verify")
+    sub.add_parser("raw-extract").add_argument("--repeat", type=int, default=1)
+    args = parser.parse_args()
+
+    if args.action == "raw-extract":
+        out = raw_extract(args.repeat)
+    else:
+        _setup()
+        if args.action == "seed-noop":
+            out = seed_noop(args.n)
+        elif args.action == "seed-files":
+            out = seed_files(args.kinds.split(","), args.repeat, args.jobs)
+        elif args.action == "latency":
+            out = latency(args.samples, args.gap_min, args.gap_max, args.idle)
+        else:
+            out = verify()
+    print(json.dumps(out, default=str))
+
+
+if __name__ == "__main__":
+    main()
