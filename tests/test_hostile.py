@@ -470,7 +470,7 @@ def test_hostile_files_end_cleanly_and_good_ones_are_untouched(start_worker, use
 
     problems = [f"{c.name}: {p}" for c in cases if (p := finish(c))]
     assert not problems, "\n".join(problems)
-    # Shown with ``pytest -rP``: the figures for bench/RELIABILITY.md.
+    # Shown with ``pytest -rP``: the figures for bench/RESULTS.md (Reliability).
     outcomes = Counter(c.outcome for c in cases)
     print(f"{len(cases)} files: {dict(sorted(outcomes.items()))}")  # noqa: T201
     assert all(c.outcome == "completed" for c in good)
