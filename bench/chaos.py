@@ -660,6 +660,37 @@ def table(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def run_and_report(
+    args: argparse.Namespace,
+    run: Callable[[str], dict[str, Any]],
+    title: str,
+    table: Callable[[list[dict[str, Any]]], str],
+    notes: Callable[[dict[str, Any]], list[str]] = lambda result: [],
+) -> int:
+    """Run on one database, or with ``--db both`` on each in its own process; print
+    the table (or one JSON object) and exit 1 if any check failed."""
+    if args.db == "both":
+        results = []
+        for vendor in ("sqlite", "postgres"):
+            cmd = [PYTHON, sys.argv[0], *sys.argv[1:], "--db", vendor, "--json"]
+            done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            if done.returncode not in (0, 1):
+                sys.stderr.write(done.stderr)
+                return 2
+            results.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    else:
+        results = [run(args.db)]
+    if args.json:
+        print(json.dumps(results[0], default=str))
+    else:
+        print(f"{title}, {dt.date.today()}, {machine()}")
+        print(table(results))
+        for r in results:
+            for line in [*notes(r), *r["problems"]]:
+                print(f"{r['database']}: {line}")
+    return 1 if any(r["problems"] for r in results) else 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", choices=["sqlite", "postgres", "both"], default="both")
@@ -674,26 +705,9 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
-    if args.db == "both":
-        results = []
-        for vendor in ("sqlite", "postgres"):
-            cmd = [PYTHON, __file__, *sys.argv[1:], "--db", vendor, "--json"]
-            done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-            if done.returncode not in (0, 1):
-                sys.stderr.write(done.stderr)
-                return 2
-            results.append(json.loads(done.stdout.strip().splitlines()[-1]))
-    else:
-        results = [run_one(args.db, args)]
-    if args.json:
-        print(json.dumps(results[0], default=str))
-    else:
-        print(f"Chaos run, {dt.date.today()}, {machine()}")
-        print(table(results))
-        for r in results:
-            for problem in r["problems"]:
-                print(f"{r['database']}: {problem}")
-    return 1 if any(r["problems"] for r in results) else 0
+    return run_and_report(
+        args, lambda vendor: run_one(vendor, args), "Chaos run", table
+    )
 
 
 if __name__ == "__main__":

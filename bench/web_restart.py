@@ -44,6 +44,7 @@ from bench.chaos import (  # noqa: E402 - after the path set-up, when run as a s
     manage,
     percentile,
     product_env,
+    run_and_report,
     setup_django,
     start_group,
     stop_group,
@@ -456,28 +457,14 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    if args.db == "both":
-        results = []
-        for vendor in ("sqlite", "postgres"):
-            cmd = [PYTHON, __file__, *sys.argv[1:], "--db", vendor, "--json"]
-            done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-            if done.returncode not in (0, 1):
-                sys.stderr.write(done.stderr)
-                return 2
-            results.append(json.loads(done.stdout.strip().splitlines()[-1]))
-    else:
-        result = run_one(args.db, args)
-        results = [{**asdict(result), "problems": result.problems()}]
-    if args.json:
-        print(json.dumps(results[0], default=str))
-    else:
-        print(f"Web restart, {dt.date.today()}, {machine()}")
-        print(table(results))
-        for r in results:
-            print(f"{r['database']}: {r['orphans_removed_output']}")
-            for problem in r["problems"]:
-                print(f"{r['database']}: {problem}")
-    return 1 if any(r["problems"] for r in results) else 0
+
+    def run(vendor: str) -> dict[str, Any]:
+        result = run_one(vendor, args)
+        return {**asdict(result), "problems": result.problems()}
+
+    return run_and_report(
+        args, run, "Web restart", table, lambda r: [r["orphans_removed_output"]]
+    )
 
 
 if __name__ == "__main__":
