@@ -53,6 +53,19 @@ class Outcome:
     )
 
 
+NOOP_RESULT = ExtractionResult("", 0, 1.0, "noop")
+
+
+@dataclass
+class Flight:
+    """A claimed job whose extraction is under way (or, without a child, decided)."""
+
+    item: QueueItem
+    started: float
+    future: Any = None
+    outcome: Outcome | None = None
+
+
 @dataclass
 class JobRunner:
     """Owns the pool of extraction children and the rules for recording outcomes."""
@@ -97,13 +110,73 @@ class JobRunner:
         on_future: Callable[[Any], None] | None = None,
     ) -> Outcome:
         """Execute a claimed job and record its outcome through the queue."""
-        started = time.monotonic()
+        flight = self.begin(item, on_future)
         try:
-            outcome = self._execute(item, on_future)
+            outcome = self.wait(flight)
         except JobReleased:
             self.queue.release(item.pk, worker_id=worker_id)
             raise
-        elapsed_ms = int((time.monotonic() - started) * 1000)
+        return self.record(flight, outcome, worker_id)
+
+    def begin(
+        self, item: QueueItem, on_future: Callable[[Any], None] | None = None
+    ) -> Flight:
+        """Start a claimed job's extraction in a child; returns at once."""
+        started = time.monotonic()
+        if item.operation == Operation.NOOP:
+            # Trivial benchmark job: exercises the queue, not a parser.
+            return Flight(item, started, outcome=Outcome(True, NOOP_RESULT))
+        document = Document.objects.only("file", "mime_type").get(pk=item.document_id)
+        try:
+            path = document.file.path
+        except NotImplementedError:
+            return Flight(
+                item,
+                started,
+                outcome=Outcome(
+                    False,
+                    error_type=ErrorType.EXTRACTOR_MISSING,
+                    error_message="The file storage has no local paths; mount it or use a shared filesystem.",
+                ),
+            )
+        future = self.pool.schedule(
+            run_extraction,
+            args=(self.extract_function, path, document.mime_type, self.pdf_engine),
+            timeout=self.extraction_timeout,
+        )
+        if on_future:
+            on_future(future)
+        return Flight(item, started, future=future)
+
+    def wait(self, flight: Flight) -> Outcome:
+        """The extraction's outcome (not yet recorded); JobReleased if cancelled."""
+        if flight.outcome is not None:
+            return flight.outcome
+        try:
+            status, value, message = flight.future.result()
+        except CancelledError:
+            raise JobReleased from None
+        except TimeoutError:
+            return Outcome(
+                False,
+                error_type=ErrorType.TIMEOUT,
+                error_message=f"Extraction took longer than {self.extraction_timeout:g} s and was stopped.",
+            )
+        except ProcessExpired as exc:
+            return Outcome(
+                False,
+                error_type=ErrorType.UNKNOWN,
+                error_message=f"The extractor crashed (exit code {exc.exitcode}); "
+                "the file may be too large or malformed for it.",
+            )
+        if status == "ok":
+            return Outcome(True, value)
+        return Outcome(False, error_type=value, error_message=message)
+
+    def record(self, flight: Flight, outcome: Outcome, worker_id: str) -> Outcome:
+        """Store the result, or the failure, through the queue's rules."""
+        item = flight.item
+        elapsed_ms = int((time.monotonic() - flight.started) * 1000)
         if outcome.completed:
             try:
                 outcome.recorded = self._record_success(
@@ -129,49 +202,6 @@ class JobRunner:
                 extraction_time_ms=elapsed_ms,
             )
         return outcome
-
-    def _execute(
-        self, item: QueueItem, on_future: Callable[[Any], None] | None
-    ) -> Outcome:
-        if item.operation == Operation.NOOP:
-            # Trivial benchmark job: exercises the queue, not a parser.
-            return Outcome(True, ExtractionResult("", 0, 1.0, "noop"))
-        document = Document.objects.only("file", "mime_type").get(pk=item.document_id)
-        try:
-            path = document.file.path
-        except NotImplementedError:
-            return Outcome(
-                False,
-                error_type=ErrorType.EXTRACTOR_MISSING,
-                error_message="The file storage has no local paths; mount it or use a shared filesystem.",
-            )
-        future = self.pool.schedule(
-            run_extraction,
-            args=(self.extract_function, path, document.mime_type, self.pdf_engine),
-            timeout=self.extraction_timeout,
-        )
-        if on_future:
-            on_future(future)
-        try:
-            status, value, message = future.result()
-        except CancelledError:
-            raise JobReleased from None
-        except TimeoutError:
-            return Outcome(
-                False,
-                error_type=ErrorType.TIMEOUT,
-                error_message=f"Extraction took longer than {self.extraction_timeout:g} s and was stopped.",
-            )
-        except ProcessExpired as exc:
-            return Outcome(
-                False,
-                error_type=ErrorType.UNKNOWN,
-                error_message=f"The extractor crashed (exit code {exc.exitcode}); "
-                "the file may be too large or malformed for it.",
-            )
-        if status == "ok":
-            return Outcome(True, value)
-        return Outcome(False, error_type=value, error_message=message)
 
     def _record_success(
         self, item: QueueItem, worker_id: str, result: ExtractionResult, elapsed_ms: int

@@ -19,7 +19,7 @@ from django.db import connection
 from django.utils import timezone
 
 from jobqueue.models import QueueControl, QueueItem, Status, WorkerHeartbeat
-from jobqueue.runner import JobReleased, JobRunner
+from jobqueue.runner import Flight, JobReleased, JobRunner, Outcome
 from jobqueue.services import DocumentQueueService, QueueManager
 from jobqueue.wakeup import Wakeup
 
@@ -206,29 +206,58 @@ class ExtractionWorker:
             connection.close()
 
     def _work_once(self, state: _ThreadState) -> bool:
-        """Claim and run one job; False (after waiting) when there was none."""
+        """Claim and run jobs; False (after waiting) when there was none."""
         seen = self._wakeup.generation
-        if self.is_paused():
-            self._wakeup.wait(seen, self.poll_interval)
-            return False
-        item = self.queue.claim(state.worker_id)
+        item = None if self.is_paused() else self.queue.claim(state.worker_id)
         if item is None:
             self._wakeup.wait(seen, self.poll_interval)
             return False
+        flight: Flight | None = self._begin(state, item)
+        try:
+            while flight is not None:
+                try:
+                    outcome = self.runner.wait(flight)
+                except JobReleased:
+                    self.queue.release(flight.item.pk, worker_id=state.worker_id)
+                    logger.info("[%s] released job %s", state.worker_id, flight.item.pk)
+                    return True
+                # Take the next job before storing this one's text, so the child
+                # extracts while this thread writes: storing and indexing are not free.
+                upcoming = self._prefetch(state, flight)
+                try:
+                    self._conclude(state, flight, outcome)
+                except BaseException:
+                    if upcoming is not None:
+                        self._abandon(state, upcoming)
+                    raise
+                flight = upcoming
+        finally:
+            state.future, state.current_job = None, None
+        return True
+
+    def _begin(self, state: _ThreadState, item: QueueItem) -> Flight:
         state.status, state.current_job = WorkerHeartbeat.State.BUSY, item.pk
         logger.info(
             "[%s] started job %s (%s)", state.worker_id, item.pk, item.operation
         )
         self._emit("job_started", item, state.worker_id)
-        try:
-            outcome = self.runner.run(
-                item, state.worker_id, on_future=lambda f: setattr(state, "future", f)
-            )
-        except JobReleased:
-            logger.info("[%s] released job %s", state.worker_id, item.pk)
-            return True
-        finally:
-            state.future, state.current_job = None, None
+        return self.runner.begin(item, on_future=lambda f: setattr(state, "future", f))
+
+    def _prefetch(self, state: _ThreadState, flight: Flight) -> Flight | None:
+        """The next job, started now; only behind a real extraction and while running."""
+        if flight.future is None or self._stop.is_set() or self.is_paused():
+            return None
+        item = self.queue.claim(state.worker_id)
+        return self._begin(state, item) if item is not None else None
+
+    def _abandon(self, state: _ThreadState, flight: Flight) -> None:
+        if flight.future is not None:
+            flight.future.cancel()
+        self.queue.release(flight.item.pk, worker_id=state.worker_id)
+
+    def _conclude(self, state: _ThreadState, flight: Flight, outcome: Outcome) -> None:
+        item = flight.item
+        outcome = self.runner.record(flight, outcome, state.worker_id)
         if outcome.completed:
             state.jobs_completed += 1
             logger.info("[%s] completed job %s", state.worker_id, item.pk)
@@ -243,7 +272,6 @@ class ExtractionWorker:
                 outcome.error_message,
             )
             self._emit("job_failed", item, outcome.error_message)
-        return True
 
     # --- Heartbeats and rescue ---------------------------------------------------------
 
