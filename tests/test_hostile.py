@@ -6,7 +6,6 @@ hypothesis fuzz of type detection and of the extractors' error mapping.
 
 from __future__ import annotations
 
-import datetime
 import io
 import random
 import re
@@ -23,7 +22,6 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import DataError
-from fpdf import FPDF
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
@@ -39,6 +37,7 @@ from jobqueue.models import ErrorType, ExtractionMetric, QueueItem, Status
 from jobqueue.worker import process_document_queue
 from tests.conftest import wait_for, worker_log
 from tests.corpus import CORPUS_DIR, corpus_available, load_manifest, normalise
+from tests.files import docx_bytes, pdf_bytes
 
 ERROR_TYPES = set(ErrorType.values)
 TIMEOUT = 15  # seconds: the worker's hard limit per extraction in this test
@@ -199,32 +198,6 @@ def distinct_words(count: int = 120_000) -> list[str]:
     ]
 
 
-# Made files are byte-for-byte the same on every run, so the fuzz below is repeatable.
-FIXED_TIME = (2020, 1, 1, 0, 0, 0)
-
-
-def made_pdf(text: str) -> bytes:
-    pdf = FPDF()
-    pdf.set_creation_date(datetime.datetime(*FIXED_TIME, tzinfo=datetime.UTC))
-    pdf.add_page()
-    pdf.set_font("helvetica", size=12)
-    pdf.multi_cell(0, 10, text)
-    return bytes(pdf.output())
-
-
-def made_docx(text: str) -> bytes:
-    document = docx.Document()
-    document.add_paragraph(text)
-    saved = io.BytesIO()
-    document.save(saved)
-    out = io.BytesIO()
-    with zipfile.ZipFile(saved) as source, zipfile.ZipFile(out, "w") as target:
-        for info in source.infolist():
-            info.date_time = FIXED_TIME
-            target.writestr(info, source.read(info.filename))
-    return out.getvalue()
-
-
 # --- What each file must end as --------------------------------------------------------
 
 CLEAN_FAILURE = {"failed:corruption", "failed:unsupported"}
@@ -345,8 +318,8 @@ def generated_cases() -> list[Case]:
 
 def good_cases() -> list[Case]:
     made = [
-        Case("good.pdf", made_pdf("Minutes of the harbour authority"), {"completed"}),
-        Case("good.docx", made_docx("Report of the orchard committee"), {"completed"}),
+        Case("good.pdf", pdf_bytes("Minutes of the harbour authority"), {"completed"}),
+        Case("good.docx", docx_bytes("Report of the orchard committee"), {"completed"}),
         Case("good.txt", "Grüße aus Köln".encode("cp1252"), {"completed"}),
     ]
     for case, snippet in zip(
@@ -400,7 +373,7 @@ def finish(case: Case) -> str | None:
         ("random.bin", random.Random(1).randbytes(4096), "unsupported", "not a file"),
         ("image.pdf", b"\x89PNG\r\n\x1a\n" + bytes(200), "unsupported", "not a file"),
         ("notes.pdf", b"just some plain text\n", "mismatch", "named like a PDF"),
-        ("paper.docx", made_pdf("a pdf"), "mismatch", "named like a Word (DOCX)"),
+        ("paper.docx", pdf_bytes("a pdf"), "mismatch", "named like a Word (DOCX)"),
         (
             "old.doc",
             b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(600),
@@ -514,7 +487,7 @@ def test_a_result_the_database_refuses_fails_the_attempt_instead_of_hanging(
 
 def _seed_files() -> list[bytes]:
     """Small real files to mutate: a made PDF and DOCX, and small corpus files."""
-    seeds = [made_pdf("fuzz seed text"), made_docx("fuzz seed text"), b"plain text\n"]
+    seeds = [pdf_bytes("fuzz seed text"), docx_bytes("fuzz seed text"), b"plain text\n"]
     if corpus_available():
         rows = [r for r in load_manifest() if Path(r["path"]).stat().st_size < 60_000]
         seeds += [Path(r["path"]).read_bytes() for r in rows[:12]]

@@ -8,19 +8,18 @@ import re
 from pathlib import Path
 from urllib.parse import quote
 
-import docx
 import pytest
 from django.contrib.messages import get_messages
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.test import Client
 from django.utils.html import escape
-from fpdf import FPDF
 
 from documents.models import Document
 from jobqueue.models import ErrorType, Operation, QueueItem, Status
 from jobqueue.services import DocumentQueueService, QueueManager
 from tests.corpus import require_corpus, requires_corpus
+from tests.files import docx_bytes, pdf_bytes
 
 pytestmark = pytest.mark.django_db
 
@@ -39,24 +38,6 @@ STORED_NAME = re.compile(r"documents/[0-9a-f]{32}(\.[a-z]+)?")
 def fast_password_hasher(settings):
     """The users of conftest need no slow hashing here."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-def pdf_bytes(text: str = "Quarterly report of the queue", pages: int = 1) -> bytes:
-    pdf = FPDF()
-    pdf.set_font("helvetica", size=14)
-    for n in range(pages):
-        pdf.add_page()
-        pdf.cell(text=f"{text} (page {n + 1})")
-    return bytes(pdf.output())
-
-
-def docx_bytes(text: str = "Minutes of the meeting") -> bytes:
-    document = docx.Document()
-    document.add_heading("Minutes", level=1)
-    document.add_paragraph(text)
-    buffer = io.BytesIO()
-    document.save(buffer)
-    return buffer.getvalue()
 
 
 def png_bytes() -> bytes:

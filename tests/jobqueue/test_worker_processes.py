@@ -9,17 +9,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-import docx
 import pytest
 from django.core.files.base import ContentFile
 from django.core.management import call_command
-from fpdf import FPDF
 
 from documents.extractors.detect import detect_mime_type
 from documents.models import Document
 from jobqueue.models import ExtractionMetric, QueueItem, Status, WorkerHeartbeat
 from tests.conftest import REPO_ROOT, wait_for, worker_log
 from tests.corpus import load_manifest, normalise, requires_corpus
+from tests.files import docx_bytes, pdf_bytes
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -39,22 +38,6 @@ def store(user, name: str, content: bytes) -> Document:
     document.file.save(name, ContentFile(content), save=False)
     document.save()
     return document
-
-
-def pdf_bytes(text: str) -> bytes:
-    pdf = FPDF()
-    pdf.add_page()
-    pdf.set_font("helvetica", size=12)
-    pdf.multi_cell(0, 10, text)
-    return bytes(pdf.output())
-
-
-def docx_bytes(text: str) -> bytes:
-    document = docx.Document()
-    document.add_paragraph(text)
-    buffer = io.BytesIO()
-    document.save(buffer)
-    return buffer.getvalue()
 
 
 def all_finished(job_ids: list[int]) -> bool:
