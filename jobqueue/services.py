@@ -143,42 +143,25 @@ class QueueManager:
                     *row, promoted = cursor.fetchone()
             row = row if row[0] is not None else None
         else:
-            # BEGIN IMMEDIATE serialises claimers on the busy timeout: keep it short.
-            with transaction.atomic(), connection.cursor() as cursor:
-                cursor.execute(sql.PROMOTE_DOCUMENTS, params)
-                cursor.execute(sql.PROMOTE_ITEMS, params)
-                cursor.execute(sql.CLAIM, params)
-                row = cursor.fetchone()
-                if row is not None:
-                    params["document_id"] = row[1]
-                    cursor.execute(sql.CLAIM_DOCUMENT, params)
+            row = self._take(sql.CLAIM, params)
         if row is None:
             return None
         return QueueItem.from_db(connection.alias, sql.CLAIMED_FIELDS, row)
 
-    def _start(self, item: QueueItem, worker_id: str, now: datetime) -> bool:
-        """Move a waiting item to processing; False if someone else got there first."""
-        started = (
-            QueueItem.objects.filter(pk=item.pk)
-            .filter(
-                Q(status=Status.PENDING)
-                | Q(status=Status.RETRY_PENDING, next_retry_at__lte=now)
-            )
-            .update(
-                status=Status.PROCESSING,
-                attempts=F("attempts") + 1,
-                claimed_by=worker_id,
-                started_at=now,
-                finished_at=None,
-                next_retry_at=None,
-                updated_at=now,
-            )
-        )
-        if not started:
-            return False
-        _sync_document(item.document_id, Status.PROCESSING, now)
-        item.refresh_from_db()
-        return True
+    def _take(self, statement: str, params: dict[str, Any]) -> Any:
+        """Promote due retries, then move the job ``statement`` picks to processing,
+        document included; the claimed row, or None. (SQLite's claim path, and any
+        database's claim of one given job.)"""
+        # BEGIN IMMEDIATE serialises claimers on the busy timeout: keep it short.
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(sql.PROMOTE_DOCUMENTS, params)
+            cursor.execute(sql.PROMOTE_ITEMS, params)
+            cursor.execute(statement, params)
+            row = cursor.fetchone()
+            if row is not None:
+                params["document_id"] = row[1]
+                cursor.execute(sql.CLAIM_DOCUMENT, params)
+        return row
 
     # --- Finishing -----------------------------------------------------------
 
@@ -536,8 +519,11 @@ class DocumentQueueService:
 
     def mark_in_progress(self, item: QueueItem, worker_id: str = "") -> bool:
         """Claim this item; False if another worker got there first."""
-        with transaction.atomic():
-            return self.queue._start(item, worker_id, timezone.now())
+        params = {"worker": worker_id, "now": _db_time(timezone.now()), "job": item.pk}
+        if self.queue._take(sql.TAKE, params) is None:
+            return False
+        item.refresh_from_db()
+        return True
 
     def mark_completed(self, item: QueueItem) -> bool:
         return self.queue.complete(item.pk)

@@ -35,6 +35,8 @@ _TAKE = """UPDATE extraction_queue SET status = 'processing', attempts = attempt
     claimed_by = %(worker)s, started_at = %(now)s, finished_at = NULL,
     next_retry_at = NULL, updated_at = %(now)s"""
 CLAIM = f"{_TAKE} WHERE id = ({_NEXT}) RETURNING {_FIELDS}"
+# One given job, if it is still waiting (DocumentQueueService.mark_in_progress).
+TAKE = f"{_TAKE} WHERE id = %(job)s AND status = 'pending' RETURNING {_FIELDS}"
 CLAIM_DOCUMENT = """UPDATE documents_document SET status = 'processing',
     updated_at = %(now)s WHERE id = %(document_id)s"""
 
