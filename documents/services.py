@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import logging
 
+from django.core.files import File
 from django.db import transaction
 from django.utils import timezone
 
@@ -17,11 +18,12 @@ from jobqueue.services import DocumentQueueService
 logger = logging.getLogger(__name__)
 
 
-def _sha256(upload: CheckedUpload) -> str:
+def file_sha256(file: File) -> str:
+    """The SHA-256 of a file's content, read in chunks; leaves it rewound."""
     digest = hashlib.sha256()
-    for chunk in upload.file.chunks():
+    for chunk in file.chunks():
         digest.update(chunk)
-    upload.file.seek(0)
+    file.seek(0)
     return digest.hexdigest()
 
 
@@ -35,7 +37,7 @@ def document_create(*, owner, upload: CheckedUpload, priority: int = 0) -> Docum
         original_filename=upload.filename,
         mime_type=upload.mime_type,
         size=upload.file.size,
-        sha256=_sha256(upload),
+        sha256=file_sha256(upload.file),
         status=Status.PENDING,
     )
     document.file.save(upload.filename, upload.file, save=False)

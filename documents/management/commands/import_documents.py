@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import sys
 from collections import Counter
 from pathlib import Path
@@ -14,16 +13,8 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from documents.models import Document
-from documents.services import document_create
+from documents.services import document_create, file_sha256
 from documents.uploads import check_upload
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 class Command(BaseCommand):
@@ -91,12 +82,13 @@ class Command(BaseCommand):
 
     def _import(self, path: Path, user, priority: int, allow_duplicates: bool) -> str:
         """Import one file; return why it was skipped, or "" on success."""
-        duplicate = Document.objects.filter(owner=user, sha256=_sha256(path))
-        if not allow_duplicates and duplicate.exists():
-            return "duplicate: this owner already has a file with the same content"
         with path.open("rb") as handle:
+            file = File(handle, name=path.name)
+            duplicate = Document.objects.filter(owner=user, sha256=file_sha256(file))
+            if not allow_duplicates and duplicate.exists():
+                return "duplicate: this owner already has a file with the same content"
             try:
-                checked = check_upload(File(handle, name=path.name))
+                checked = check_upload(file)
             except ValidationError as error:
                 return f"refused: {' '.join(error.messages)}"
             document_create(owner=user, upload=checked, priority=priority)
