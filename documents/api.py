@@ -7,14 +7,21 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from rest_framework import status
 from rest_framework.decorators import api_view, parser_classes
+from rest_framework.exceptions import APIException
 from rest_framework.exceptions import ValidationError as APIValidationError
+from rest_framework.fields import BooleanField
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from documents.models import Document
-from documents.services import document_create, document_reprocess
+from documents.services import (
+    DuplicateUpload,
+    UploadRefused,
+    document_create,
+    document_reprocess,
+)
 from documents.uploads import check_upload
 
 PRIORITY_RANGE = range(-100, 101)
@@ -35,6 +42,18 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
 
 def _as_list(value: object) -> list:
     return value if isinstance(value, list) else [value]
+
+
+class UploadNotKept(APIException):
+    """An upload refused after its checks: storage full, duplicate, database."""
+
+    def __init__(self, refusal: UploadRefused) -> None:
+        self.status_code = refusal.http_status
+        message = str(refusal)
+        if isinstance(refusal, DuplicateUpload):
+            url = reverse("api:document", args=[refusal.existing.pk])
+            message += f" It is {url}; send allow_duplicates=true to keep it again."
+        super().__init__(detail=message, code=refusal.code)
 
 
 def document_json(request: Request, document: Document, *, text: bool = True) -> dict:
@@ -75,6 +94,13 @@ def _priority(request: Request) -> int:
     return priority
 
 
+def _flag(request: Request, name: str) -> bool:
+    try:
+        return BooleanField().to_internal_value(request.data.get(name, False))
+    except APIValidationError as error:
+        raise APIValidationError({name: error.detail}) from None
+
+
 @api_view(["GET", "POST"])
 @parser_classes([MultiPartParser, FormParser, JSONParser])
 def documents(request: Request) -> Response:
@@ -90,7 +116,16 @@ def documents(request: Request) -> Response:
         checked = check_upload(files[0])
     except ValidationError as error:
         raise APIValidationError({"file": error.messages}) from None
-    document = document_create(owner=request.user, upload=checked, priority=priority)
+    allow_duplicate = _flag(request, "allow_duplicates")
+    try:
+        document = document_create(
+            owner=request.user,
+            upload=checked,
+            priority=priority,
+            allow_duplicate=allow_duplicate,
+        )
+    except UploadRefused as refusal:
+        raise UploadNotKept(refusal) from refusal
     return Response(
         document_json(request, document, text=False),
         status=status.HTTP_202_ACCEPTED,

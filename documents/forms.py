@@ -36,6 +36,11 @@ class UploadForm(forms.Form):
     """Accepts what passes; keeps a reason for each file that does not."""
 
     file = MultipleFileField(label="Files")
+    allow_duplicates = forms.BooleanField(
+        required=False,
+        label="Keep files I have uploaded before as new documents",
+        help_text="Otherwise a file whose content you already have is skipped.",
+    )
 
     def clean_file(self) -> list[CheckedUpload]:
         files = self.cleaned_data["file"]

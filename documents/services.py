@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import logging
 
 from django.core.files import File
-from django.db import transaction
+from django.core.files.storage import Storage
+from django.db import DatabaseError, IntegrityError, transaction
 from django.utils import timezone
 
 from documents.extractors.base import ExtractionResult
@@ -27,28 +29,116 @@ def file_sha256(file: File) -> str:
     return digest.hexdigest()
 
 
-def document_create(*, owner, upload: CheckedUpload, priority: int = 0) -> Document:
+class UploadRefused(Exception):
+    """Nothing of this upload was kept; the message says why, in words for its sender."""
+
+    code = "not_stored"
+    http_status = 503
+
+
+class StorageFull(UploadRefused):
+    """The file storage has no room left (ENOSPC, or a quota)."""
+
+    code = "storage_full"
+    http_status = 507
+
+
+class DuplicateUpload(UploadRefused):
+    """The owner already has a document with the same content."""
+
+    code = "duplicate"
+    http_status = 409
+
+    def __init__(self, message: str, *, existing: Document) -> None:
+        super().__init__(message)
+        self.existing = existing
+
+
+NO_SPACE = {errno.ENOSPC, errno.EDQUOT}
+
+
+def document_create(
+    *,
+    owner,
+    upload: CheckedUpload,
+    priority: int = 0,
+    allow_duplicate: bool = False,
+) -> Document:
     """Store the file, then create the document and its queue item in one transaction.
 
-    If the transaction fails the stored file is removed, so nothing is left behind.
+    All three exist afterwards, or none: whatever fails (a full disk, the database, a
+    bug) the stored file or its partial write is removed before the error goes on.
+    Raises ``UploadRefused`` (or a subclass) when the failure is one to tell the user.
     """
+    sha256 = file_sha256(upload.file)
+    if not allow_duplicate:
+        _refuse_duplicate(owner=owner, upload=upload, sha256=sha256)
     document = Document(
         owner=owner,
         original_filename=upload.filename,
         mime_type=upload.mime_type,
         size=upload.file.size,
-        sha256=file_sha256(upload.file),
+        sha256=sha256,
         status=Status.PENDING,
     )
-    document.file.save(upload.filename, upload.file, save=False)
+    field = document.file.field
+    # Named here, not by the storage, so that a write cut short can be found.
+    name = field.generate_filename(document, upload.filename)
     try:
+        document.file = field.storage.save(
+            name, upload.file, max_length=field.max_length
+        )
         with transaction.atomic():
             document.save()
-            DocumentQueueService().enqueue(document.pk, Operation.EXTRACT, priority)
-    except BaseException:
-        document.file.delete(save=False)
+            queue = DocumentQueueService()
+            if queue.enqueue(document.pk, Operation.EXTRACT, priority) is None:
+                # A new document has no active job to deduplicate against: the
+                # database refused the insert, so the document must not stay.
+                raise IntegrityError("the document's first job was not created")
+    except BaseException as error:
+        _discard(field.storage, document.file.name or name)
+        _raise_refusal(error, upload.filename)
         raise
     return document
+
+
+def _discard(storage: Storage, name: str) -> None:
+    try:
+        storage.delete(name)
+    except OSError:
+        # The original error matters more; check_storage finds what is left.
+        logger.exception("Could not remove %s after a failed upload", name)
+
+
+def _refuse_duplicate(*, owner, upload: CheckedUpload, sha256: str) -> None:
+    existing = (
+        Document.objects.filter(owner=owner, sha256=sha256)
+        .only("pk", "original_filename", "created_at")
+        .order_by("created_at", "pk")
+        .first()
+    )
+    if existing is not None:
+        raise DuplicateUpload(
+            f"“{upload.filename}” is already uploaded, as “{existing}” on "
+            f"{existing.created_at:%Y-%m-%d}: nothing new was kept.",
+            existing=existing,
+        )
+
+
+def _raise_refusal(error: BaseException, filename: str) -> None:
+    """Turn a failure the sender should hear about into ``UploadRefused``."""
+    if isinstance(error, OSError) and error.errno in NO_SPACE:
+        logger.error("Upload %r refused: storage full (%s)", filename, error)
+        raise StorageFull(
+            f"“{filename}” was not kept: the server's storage is full. "
+            "Nothing of it was stored; please try again later."
+        ) from error
+    if isinstance(error, DatabaseError):
+        logger.exception("Upload %r refused: database error", filename)
+        raise UploadRefused(
+            f"“{filename}” was not kept: the database did not accept it. "
+            "Nothing of it was stored; please try again."
+        ) from error
 
 
 def document_reprocess(*, document: Document, priority: int = 0) -> int | None:

@@ -10,12 +10,18 @@ from django.db.models import Count
 from django.db.models.functions import Lower
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.html import format_html
 from django.views.decorators.http import require_GET, require_POST
 
 from documents.forms import UploadForm
 from documents.models import Document
 from documents.search import search_documents
-from documents.services import document_create, document_reprocess
+from documents.services import (
+    DuplicateUpload,
+    UploadRefused,
+    document_create,
+    document_reprocess,
+)
 from documents.templatetags.documents_tags import error_help, is_active, status_help
 from documents.uploads import accepted_types_label
 from jobqueue.models import Status
@@ -59,31 +65,64 @@ def _status_json(document: Document) -> dict:
 
 @login_required
 def upload(request: HttpRequest) -> HttpResponse:
-    """One or many files; each is accepted or refused with its own reason."""
-    if request.method == "POST":
-        # Bound even when empty: a POST without files must get "required", not a form.
-        form = UploadForm(request.POST, request.FILES)
-    else:
-        form = UploadForm()
-    if form.is_bound and form.is_valid():
-        created = [
-            document_create(owner=request.user, upload=checked)
-            for checked in form.cleaned_data["file"]
-        ]
+    """One or many files; each is kept or refused with its own reason, never half."""
+    if request.method != "POST":
+        return upload_page(request, UploadForm())
+    # Bound even when empty: a POST without files must get "required", not a form.
+    form = UploadForm(request.POST, request.FILES)
+    if not form.is_valid():
+        return upload_page(request, form, status=400)
+    created, refused = [], []
+    for checked in form.cleaned_data["file"]:
+        try:
+            created.append(
+                document_create(
+                    owner=request.user,
+                    upload=checked,
+                    allow_duplicate=form.cleaned_data["allow_duplicates"],
+                )
+            )
+        except UploadRefused as refusal:
+            refused.append(refusal)
+    if not created:
         for _name, reason in form.rejected:
-            messages.error(request, reason)
-        for document in created:
-            messages.success(request, f"“{document}” was uploaded and is pending.")
-        if len(created) == 1 and not form.rejected:
-            return redirect(created[0])
-        return redirect("documents:list")
+            form.add_error("file", reason)
+        for refusal in refused:
+            form.add_error("file", _refusal_message(refusal))
+        status = max(refusal.http_status for refusal in refused)
+        return upload_page(request, form, status=status)
+    for _name, reason in form.rejected:
+        messages.error(request, reason)
+    for refusal in refused:
+        messages.error(request, _refusal_message(refusal))
+    for document in created:
+        messages.success(request, f"“{document}” was uploaded and is pending.")
+    if len(created) == 1 and not form.rejected and not refused:
+        return redirect(created[0])
+    return redirect("documents:list")
+
+
+def _refusal_message(refusal: UploadRefused) -> str:
+    if isinstance(refusal, DuplicateUpload):
+        return format_html(
+            '{} <a href="{}">Open it</a>, or tick “{}” to keep it again.',
+            refusal,
+            refusal.existing.get_absolute_url(),
+            UploadForm.base_fields["allow_duplicates"].label,
+        )
+    return str(refusal)
+
+
+def upload_page(
+    request: HttpRequest, form: UploadForm, *, status: int = 200
+) -> HttpResponse:
+    """The upload form, with the errors of a refused upload if there are any."""
     context = {
         "form": form,
         "accepted_types": accepted_types_label(),
         "max_upload_mb": settings.MAX_UPLOAD_MB,
         "max_upload_files": settings.MAX_UPLOAD_FILES,
     }
-    status = 400 if form.errors else 200
     return render(request, "documents/upload.html", context, status=status)
 
 

@@ -12,8 +12,7 @@ from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from documents.models import Document
-from documents.services import document_create, file_sha256
+from documents.services import DuplicateUpload, document_create
 from documents.uploads import check_upload
 
 
@@ -84,12 +83,17 @@ class Command(BaseCommand):
         """Import one file; return why it was skipped, or "" on success."""
         with path.open("rb") as handle:
             file = File(handle, name=path.name)
-            duplicate = Document.objects.filter(owner=user, sha256=file_sha256(file))
-            if not allow_duplicates and duplicate.exists():
-                return "duplicate: this owner already has a file with the same content"
             try:
                 checked = check_upload(file)
             except ValidationError as error:
                 return f"refused: {' '.join(error.messages)}"
-            document_create(owner=user, upload=checked, priority=priority)
+            try:
+                document_create(
+                    owner=user,
+                    upload=checked,
+                    priority=priority,
+                    allow_duplicate=allow_duplicates,
+                )
+            except DuplicateUpload:
+                return "duplicate: this owner already has a file with the same content"
         return ""
