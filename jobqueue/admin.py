@@ -36,6 +36,7 @@ from jobqueue.models import (
     Status,
 )
 from jobqueue.services import QueueManager
+from jobqueue.sql import DbNow
 
 PRIORITY_STEP = 10
 # (singular, plural) message pairs; each has a %(count)d placeholder.
@@ -59,9 +60,9 @@ class RetryDueFilter(admin.SimpleListFilter):
     def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet | None:
         waiting = queryset.filter(status=Status.RETRY_PENDING)
         if self.value() == "due":
-            return waiting.filter(next_retry_at__lte=timezone.now())
+            return waiting.filter(next_retry_at__lte=DbNow())
         if self.value() == "scheduled":
-            return waiting.filter(next_retry_at__gt=timezone.now())
+            return waiting.filter(next_retry_at__gt=DbNow())
         return None
 
 

@@ -37,6 +37,7 @@ from jobqueue.models import (
     WorkerHeartbeat,
 )
 from jobqueue.services import QueueManager
+from jobqueue.sql import db_now
 
 if TYPE_CHECKING:
     from django.contrib.admin import ModelAdmin
@@ -119,7 +120,7 @@ def job_link(job_id: int | None) -> SafeString | str:
 
 def stale_cutoff(now: datetime | None = None) -> datetime:
     """Heartbeats older than this belong to workers presumed dead."""
-    now = now or timezone.now()
+    now = now or db_now()
     return now - timedelta(seconds=settings.QUEUE_STALE_WORKER_SECONDS)
 
 
@@ -317,7 +318,7 @@ def dashboard_view(model_admin: ModelAdmin, request: HttpRequest) -> HttpRespons
         raise PermissionDenied
     context = {
         **model_admin.admin_site.each_context(request),
-        **dashboard_context(timezone.now()),
+        **dashboard_context(db_now()),
         "title": "Queue dashboard",
         "opts": model_admin.opts,
         "can_change": model_admin.has_change_permission(request),

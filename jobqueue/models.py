@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+
+from jobqueue.sql import DbNow
 
 
 class Status(models.TextChoices):
@@ -53,12 +53,11 @@ class QueueItemQuerySet(models.QuerySet["QueueItem"]):
     def waiting(self) -> QueueItemQuerySet:
         return self.filter(status__in=WAITING_STATUSES)
 
-    def ready(self, now: datetime | None = None) -> QueueItemQuerySet:
-        """Items a worker may claim now, in claim order."""
-        now = now or timezone.now()
+    def ready(self) -> QueueItemQuerySet:
+        """Items a worker may claim now (by the database's clock), in claim order."""
         return self.filter(
             Q(status=Status.PENDING)
-            | Q(status=Status.RETRY_PENDING, next_retry_at__lte=now)
+            | Q(status=Status.RETRY_PENDING, next_retry_at__lte=DbNow())
         ).order_by("-priority", "created_at", "id")
 
     def finished(self) -> QueueItemQuerySet:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
@@ -27,6 +27,7 @@ from jobqueue.models import (
     Status,
     WorkerHeartbeat,
 )
+from jobqueue.sql import DbNow, db_now
 
 logger = logging.getLogger(__name__)
 
@@ -40,9 +41,9 @@ def notify_workers() -> None:
             cursor.execute(f"NOTIFY {NOTIFY_CHANNEL}")
 
 
-def _sync_document(document_id: int, status: str, now: datetime, **fields: Any) -> None:
+def _sync_document(document_id: int, status: str, **fields: Any) -> None:
     Document.objects.filter(pk=document_id).update(
-        status=status, updated_at=now, **fields
+        status=status, updated_at=DbNow(), **fields
     )
 
 
@@ -115,7 +116,7 @@ class QueueManager:
                     max_retries=_default_max_retries(),
                 )
                 _sync_document(
-                    document_id, Status.PENDING, now, error_type="", error_message=""
+                    document_id, Status.PENDING, error_type="", error_message=""
                 )
                 notify_workers()
                 return item.pk
@@ -133,17 +134,18 @@ class QueueManager:
 
     def claim(self, worker_id: str) -> QueueItem | None:
         """Take the next due job (priority, then oldest) for ``worker_id``, or None."""
-        params = {"worker": worker_id, "now": _db_time(timezone.now())}
+        params = {"worker": worker_id}
+        statements = sql.statements()
         if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
-                cursor.execute(sql.PG_CLAIM, params)
+                cursor.execute(statements.pg_claim, params)
                 *row, promoted = cursor.fetchone()
                 if row[0] is None and promoted:
-                    cursor.execute(sql.PG_CLAIM, params)
+                    cursor.execute(statements.pg_claim, params)
                     *row, promoted = cursor.fetchone()
             row = row if row[0] is not None else None
         else:
-            row = self._take(sql.CLAIM, params)
+            row = self._take(statements.claim, params)
         if row is None:
             return None
         return QueueItem.from_db(connection.alias, sql.CLAIMED_FIELDS, row)
@@ -152,15 +154,15 @@ class QueueManager:
         """Promote due retries, then move the job ``statement`` picks to processing,
         document included; the claimed row, or None. (SQLite's claim path, and any
         database's claim of one given job.)"""
+        statements = sql.statements()
         # BEGIN IMMEDIATE serialises claimers on the busy timeout: keep it short.
         with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(sql.PROMOTE_DOCUMENTS, params)
-            cursor.execute(sql.PROMOTE_ITEMS, params)
+            cursor.execute(statements.promote_documents, {})
+            cursor.execute(statements.promote_items, {})
             cursor.execute(statement, params)
             row = cursor.fetchone()
             if row is not None:
-                params["document_id"] = row[1]
-                cursor.execute(sql.CLAIM_DOCUMENT, params)
+                cursor.execute(statements.claim_document, {"document_id": row[1]})
         return row
 
     # --- Finishing -----------------------------------------------------------
@@ -172,15 +174,18 @@ class QueueManager:
         confidence: float | None = None,
         *,
         worker_id: str | None = None,
+        attempt: int | None = None,
         pages: int | None = None,
         characters: int | None = None,
         extractor: str = "",
     ) -> bool:
-        """Mark a processing job completed; False (and no change) from any other state."""
+        """Mark a processing job completed; False (and no change) from any other state,
+        or when ``worker_id``/``attempt`` no longer hold the job (fencing)."""
+        statements = sql.statements()
         params = {
             "job": job_id,
             "worker": worker_id,
-            "now": _db_time(timezone.now()),
+            "attempt": attempt,
             "ms": extraction_time_ms,
             "confidence": confidence,
             "pages": pages,
@@ -189,16 +194,16 @@ class QueueManager:
         }
         if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
-                cursor.execute(sql.PG_COMPLETE, params)
+                cursor.execute(statements.pg_complete, params)
                 return cursor.fetchone()[0] == 1
         with transaction.atomic(savepoint=False), connection.cursor() as cursor:
-            cursor.execute(sql.COMPLETE, params)
+            cursor.execute(statements.complete, params)
             row = cursor.fetchone()
             if row is None:
                 return False
             params["document_id"], params["attempt"], params["claimed_by"] = row
-            cursor.execute(sql.COMPLETE_DOCUMENT, params)
-            cursor.execute(sql.COMPLETE_METRIC, params)
+            cursor.execute(statements.complete_document, params)
+            cursor.execute(statements.complete_metric, params)
         return True
 
     def failed(
@@ -209,49 +214,39 @@ class QueueManager:
         max_retries: int = 3,
         *,
         worker_id: str | None = None,
+        attempt: int | None = None,
         extraction_time_ms: int | None = None,
         extractor: str = "",
     ) -> bool:
         """Record a failed attempt: retry later per the backoff table, or fail for good."""
         error_type = retry.normalise_error_type(error_type)
-        now = timezone.now()
         with transaction.atomic():
-            item = self._locked_processing(job_id, worker_id)
+            item = self._locked_processing(job_id, worker_id, attempt)
             if item is None:
                 return False
-            item.max_retries = max_retries
-            item.error_type = error_type
-            item.error_message = error_message
+            fields: dict[str, Any] = {
+                "max_retries": max_retries,
+                "error_type": error_type,
+                "error_message": error_message,
+                "updated_at": DbNow(),
+            }
             if retry.is_retryable(error_type) and item.attempts <= max_retries:
-                item.status = Status.RETRY_PENDING
-                item.next_retry_at = retry.next_retry_at(now, item.attempts, error_type)
-                outcome = ExtractionMetric.Outcome.RETRY
+                delay = retry.backoff_delay(item.attempts, error_type)
+                status, outcome = Status.RETRY_PENDING, ExtractionMetric.Outcome.RETRY
+                fields["next_retry_at"] = DbNow(delay)
             else:
-                item.status = Status.FAILED
-                item.finished_at = now
-                outcome = ExtractionMetric.Outcome.FAILED
-            item.save(
-                update_fields=[
-                    "status",
-                    "max_retries",
-                    "error_type",
-                    "error_message",
-                    "next_retry_at",
-                    "finished_at",
-                    "updated_at",
-                ]
-            )
+                status, outcome = Status.FAILED, ExtractionMetric.Outcome.FAILED
+                fields["finished_at"] = DbNow()
+            QueueItem.objects.filter(pk=job_id).update(status=status, **fields)
             _sync_document(
                 item.document_id,
-                item.status,
-                now,
+                status,
                 error_type=error_type,
                 error_message=error_message,
             )
             _record(
                 item,
                 outcome,
-                now,
                 error_type=error_type,
                 error_message=error_message,
                 extraction_time_ms=extraction_time_ms,
@@ -259,11 +254,12 @@ class QueueManager:
             )
         return True
 
-    def release(self, job_id: int, *, worker_id: str | None = None) -> bool:
+    def release(
+        self, job_id: int, *, worker_id: str | None = None, attempt: int | None = None
+    ) -> bool:
         """Give a processing job back to pending without counting the attempt."""
-        now = timezone.now()
         with transaction.atomic():
-            item = self._locked_processing(job_id, worker_id)
+            item = self._locked_processing(job_id, worker_id, attempt)
             if item is None:
                 return False
             QueueItem.objects.filter(pk=item.pk).update(
@@ -271,42 +267,53 @@ class QueueManager:
                 attempts=F("attempts") - 1,
                 claimed_by="",
                 started_at=None,
-                updated_at=now,
+                updated_at=DbNow(),
             )
-            _sync_document(item.document_id, Status.PENDING, now)
-            _record(item, ExtractionMetric.Outcome.RELEASED, now)
+            _sync_document(item.document_id, Status.PENDING)
+            _record(item, ExtractionMetric.Outcome.RELEASED)
             notify_workers()
         return True
 
     def cancel(self, job_id: int) -> bool:
         """Cancel a job that has not started (pending or waiting for a retry)."""
-        now = timezone.now()
         with transaction.atomic():
             item = QueueItem.objects.select_for_update().filter(pk=job_id).first()
             if item is None or item.status not in WAITING_STATUSES:
                 return False
             QueueItem.objects.filter(pk=job_id).update(
                 status=Status.CANCELLED,
-                finished_at=now,
+                finished_at=DbNow(),
                 next_retry_at=None,
-                updated_at=now,
+                updated_at=DbNow(),
             )
-            _sync_document(item.document_id, Status.CANCELLED, now)
+            _sync_document(item.document_id, Status.CANCELLED)
         return True
 
     def shift_priority(self, job_ids: Iterable[int], step: int) -> int:
         """Raise (or, with a negative step, lower) the priority of waiting jobs."""
         waiting = QueueItem.objects.waiting().filter(pk__in=list(job_ids))
-        return waiting.update(priority=F("priority") + step, updated_at=timezone.now())
+        return waiting.update(priority=F("priority") + step, updated_at=DbNow())
+
+    def holds(self, job_id: int, worker_id: str, attempt: int) -> str | None:
+        """The job's state if this claim (worker and attempt) still holds it or was the
+        one that finished it; None once it was taken from this claim."""
+        return (
+            QueueItem.objects.filter(pk=job_id, claimed_by=worker_id, attempts=attempt)
+            .values_list("status", flat=True)
+            .first()
+        )
 
     def _locked_processing(
-        self, job_id: int, worker_id: str | None
+        self, job_id: int, worker_id: str | None, attempt: int | None = None
     ) -> QueueItem | None:
         item = QueueItem.objects.select_for_update().filter(pk=job_id).first()
         if item is None or item.status != Status.PROCESSING:
             return None
         if worker_id is not None and item.claimed_by != worker_id:
             # The job was rescued from this worker and handed to another one.
+            return None
+        if attempt is not None and item.attempts != attempt:
+            # Rescued and claimed again, perhaps by this very worker: a newer claim.
             return None
         return item
 
@@ -328,7 +335,7 @@ class QueueManager:
 
     def get_queue_stats(self) -> dict[str, Any]:
         """Counts per state and the last day's figures, as the guide prints them."""
-        now = timezone.now()
+        now = db_now()
         counts = dict.fromkeys(Status.values, 0)
         counts.update(
             QueueItem.objects.values_list("status").annotate(n=Count("id")).order_by()
@@ -366,7 +373,6 @@ class QueueManager:
 
     def retry_failed(self, job_id: int | None = None) -> int:
         """Put failed jobs back to pending with fresh attempts; returns how many."""
-        now = timezone.now()
         failed = QueueItem.objects.filter(status=Status.FAILED)
         if job_id is not None:
             failed = failed.filter(pk=job_id)
@@ -398,33 +404,44 @@ class QueueManager:
                 claimed_by="",
                 started_at=None,
                 finished_at=None,
-                updated_at=now,
+                updated_at=DbNow(),
             )
             Document.objects.filter(pk__in=[doc for doc, _ in latest]).update(
-                status=Status.PENDING, error_type="", error_message="", updated_at=now
+                status=Status.PENDING,
+                error_type="",
+                error_message="",
+                updated_at=DbNow(),
             )
             if count:
                 notify_workers()
         return count
 
-    def cleanup_stale_jobs(self, stale_threshold_minutes: float = 30) -> int:
-        """Rescue jobs that have been processing longer than the threshold."""
-        cutoff = timezone.now() - timedelta(minutes=stale_threshold_minutes)
+    def cleanup_stale_jobs(
+        self, stale_threshold_minutes: float = 30, *, exclude: Iterable[int] = ()
+    ) -> int:
+        """Rescue jobs that have been processing longer than the threshold, except
+        ``exclude`` (the caller's own live jobs)."""
         stuck = QueueItem.objects.filter(
-            status=Status.PROCESSING, started_at__lt=cutoff
-        )
+            status=Status.PROCESSING,
+            started_at__lt=DbNow(-60 * stale_threshold_minutes),
+        ).exclude(pk__in=list(exclude))
         return self._rescue(
             stuck, f"it was processing for over {stale_threshold_minutes:g} minutes"
         )
 
-    def rescue_dead_workers(self, stale_after_seconds: float) -> int:
-        """Rescue the jobs of workers whose heartbeat is older than the threshold."""
-        cutoff = timezone.now() - timedelta(seconds=stale_after_seconds)
+    def rescue_dead_workers(
+        self, stale_after_seconds: float, *, exclude: Iterable[int] = ()
+    ) -> int:
+        """Rescue the jobs of workers whose heartbeat is older than the threshold,
+        except ``exclude`` (the caller's own live jobs)."""
+        cutoff = DbNow(-stale_after_seconds)
         alive = WorkerHeartbeat.objects.filter(last_heartbeat__gte=cutoff).exclude(
             status=WorkerHeartbeat.State.STOPPED
         )
-        orphaned = QueueItem.objects.filter(status=Status.PROCESSING).exclude(
-            claimed_by__in=Subquery(alive.values("worker_id"))
+        orphaned = (
+            QueueItem.objects.filter(status=Status.PROCESSING)
+            .exclude(claimed_by__in=Subquery(alive.values("worker_id")))
+            .exclude(pk__in=list(exclude))
         )
         # A job claimed a moment ago may belong to a worker whose first beat is pending.
         orphaned = orphaned.filter(started_at__lt=cutoff)
@@ -433,38 +450,36 @@ class QueueManager:
     def _rescue(self, queryset: Any, why: str) -> int:
         """Send lost jobs back to pending; the lost attempt counts, so a job that
         keeps killing its worker ends failed instead of looping."""
-        now = timezone.now()
         rescued = 0
         with transaction.atomic():
             for item in queryset.select_for_update():
                 message = (
                     f"Attempt {item.attempts} was lost: {why} ({item.claimed_by})."
                 )
+                fields: dict[str, Any] = {"error_message": message}
                 if item.attempts > item.max_retries:
-                    item.status = Status.FAILED
-                    item.finished_at = now
-                    item.error_type = ErrorType.UNKNOWN
-                    item.error_message = message + " No retries left."
-                    outcome = ExtractionMetric.Outcome.FAILED
+                    status, outcome = Status.FAILED, ExtractionMetric.Outcome.FAILED
+                    fields.update(
+                        finished_at=DbNow(),
+                        error_type=ErrorType.UNKNOWN,
+                        error_message=message + " No retries left.",
+                    )
                 else:
-                    item.status = Status.PENDING
-                    item.error_message = message
-                    outcome = ExtractionMetric.Outcome.RESCUED
+                    status, outcome = Status.PENDING, ExtractionMetric.Outcome.RESCUED
                 _record(
                     item,
                     outcome,
-                    now,
                     error_type=ErrorType.UNKNOWN,
                     error_message=message,
                 )
-                item.claimed_by = ""
-                item.save()
+                QueueItem.objects.filter(pk=item.pk).update(
+                    status=status, claimed_by="", updated_at=DbNow(), **fields
+                )
                 _sync_document(
                     item.document_id,
-                    item.status,
-                    now,
-                    error_type=item.error_type,
-                    error_message=item.error_message,
+                    status,
+                    error_type=fields.get("error_type", item.error_type),
+                    error_message=fields["error_message"],
                 )
                 logger.warning("Rescued job %s: %s", item.pk, message)
                 rescued += 1
@@ -484,9 +499,9 @@ class QueueManager:
 
     def prune_stopped_workers(self, older_than_days: float) -> int:
         """Delete heartbeats of workers stopped more than N days ago."""
-        cutoff = timezone.now() - timedelta(days=older_than_days)
         return WorkerHeartbeat.objects.filter(
-            status=WorkerHeartbeat.State.STOPPED, last_heartbeat__lt=cutoff
+            status=WorkerHeartbeat.State.STOPPED,
+            last_heartbeat__lt=DbNow(-86400 * older_than_days),
         ).delete()[0]
 
     def finished_older_than(
@@ -497,8 +512,9 @@ class QueueManager:
             raise ValueError(
                 "Only completed, failed and cancelled items can be cleared."
             )
-        cutoff = timezone.now() - timedelta(days=older_than_days)
-        return QueueItem.objects.filter(status__in=statuses, updated_at__lt=cutoff)
+        return QueueItem.objects.filter(
+            status__in=statuses, updated_at__lt=DbNow(-86400 * older_than_days)
+        )
 
 
 class DocumentQueueService:
@@ -519,8 +535,8 @@ class DocumentQueueService:
 
     def mark_in_progress(self, item: QueueItem, worker_id: str = "") -> bool:
         """Claim this item; False if another worker got there first."""
-        params = {"worker": worker_id, "now": _db_time(timezone.now()), "job": item.pk}
-        if self.queue._take(sql.TAKE, params) is None:
+        params = {"worker": worker_id, "job": item.pk}
+        if self.queue._take(sql.statements().take, params) is None:
             return False
         item.refresh_from_db()
         return True
@@ -539,24 +555,19 @@ class DocumentQueueService:
         return self.queue.get_queue_stats()
 
 
-def _db_time(value: datetime) -> Any:
-    """A datetime as this database's raw SQL parameter (SQLite stores UTC text)."""
-    return connection.ops.adapt_datetimefield_value(value)
-
-
 def _default_max_retries() -> int:
     from django.conf import settings
 
     return settings.QUEUE_MAX_RETRIES
 
 
-def _record(item: QueueItem, outcome: str, now: datetime, **fields: Any) -> None:
+def _record(item: QueueItem, outcome: str, **fields: Any) -> None:
     ExtractionMetric.objects.create(
         job=item,
         document_id=item.document_id,
         attempt=item.attempts,
         outcome=outcome,
         worker_id=item.claimed_by,
-        created_at=now,
+        created_at=DbNow(),
         **{k: v for k, v in fields.items() if v is not None},
     )

@@ -1,6 +1,21 @@
-"""The queue's hot path in plain SQL: every job is claimed and completed through here.
+"""The queue's hot path in plain SQL, and the queue's one clock: the database's.
 
-The ORM would spend more time compiling these statements than the database spends
+The rule: every time that another process compares (heartbeats, ``started_at``,
+``next_retry_at``, ``finished_at``, stale and age cutoffs, clear-old cutoffs, the
+dashboard's rates) is computed by the database in the statement that writes or
+compares it: ``clock_timestamp()`` on PostgreSQL, ``'now'`` on SQLite. Never the
+worker host's ``time.time()`` or ``timezone.now()``: hosts' clocks differ, and a
+time read before a statement that then waits on a lock is stale when it lands.
+``clock_timestamp()`` rather than ``now()``, because ``now()`` is the start of the
+transaction, which for a statement blocked on a lock is in the past.
+
+SQLite stores Django's datetimes as UTC text, ``YYYY-MM-DD HH:MM:SS.ffffff``, and
+compares them as text; ``SQLITE_NOW`` produces that exact shape, so it sorts correctly
+against values Django wrote. SQLite's clock has milliseconds: the last three digits are
+``999``, the end of that millisecond, so a time written within it counts as past.
+
+The ORM uses ``DbNow``; raw statements use ``Statements`` of the connection's vendor.
+The ORM would spend more time compiling the hot statements than the database spends
 running them. PostgreSQL does each step in one round trip (data-modifying CTEs,
 atomic as one statement); SQLite runs the same steps as separate statements inside
 one ``BEGIN IMMEDIATE`` transaction, which costs nothing extra in-process.
@@ -8,6 +23,18 @@ Values are always parameters; the state names are the fixed values of ``Status``
 """
 
 from __future__ import annotations
+
+from datetime import UTC, datetime
+from functools import cache
+from typing import Any
+
+from django.db import connection
+from django.db.models import DateTimeField, Func
+from django.utils.dateparse import parse_datetime
+
+# '%%' because Django passes parameterised statements through %-formatting.
+PG_NOW = "clock_timestamp()"
+SQLITE_NOW = "(strftime('%%Y-%%m-%%d %%H:%%M:%%f', 'now') || '999')"
 
 CLAIMED_FIELDS = (
     "id",
@@ -21,75 +48,136 @@ CLAIMED_FIELDS = (
 )
 _FIELDS = ", ".join(CLAIMED_FIELDS)
 
-# retry_pending → pending once the backoff has passed (the guide's diagram); an index
-# probe on idx_queue_status_retry that usually matches nothing.
-_DUE = "status = 'retry_pending' AND next_retry_at <= %(now)s"
-PROMOTE_DOCUMENTS = f"""UPDATE documents_document SET status = 'pending'
-    WHERE id IN (SELECT document_id FROM extraction_queue WHERE {_DUE})"""
-PROMOTE_ITEMS = f"UPDATE extraction_queue SET status = 'pending' WHERE {_DUE}"
 
-# The next job by priority, then age: read straight off idx_queue_claim_order.
-_NEXT = """SELECT id FROM extraction_queue WHERE status = 'pending'
-    ORDER BY priority DESC, created_at, id LIMIT 1"""
-_TAKE = """UPDATE extraction_queue SET status = 'processing', attempts = attempts + 1,
-    claimed_by = %(worker)s, started_at = %(now)s, finished_at = NULL,
-    next_retry_at = NULL, updated_at = %(now)s"""
-CLAIM = f"{_TAKE} WHERE id = ({_NEXT}) RETURNING {_FIELDS}"
-# One given job, if it is still waiting (DocumentQueueService.mark_in_progress).
-TAKE = f"{_TAKE} WHERE id = %(job)s AND status = 'pending' RETURNING {_FIELDS}"
-CLAIM_DOCUMENT = """UPDATE documents_document SET status = 'processing',
-    updated_at = %(now)s WHERE id = %(document_id)s"""
+class DbNow(Func):
+    """The database's current time plus ``seconds`` (negative for a cutoff)."""
 
-# PostgreSQL: one statement. SKIP LOCKED lets concurrent claimers pass a locked row.
-PG_CLAIM = f"""WITH
-    promoted AS ({PROMOTE_ITEMS} RETURNING document_id),
-    promoted_documents AS (UPDATE documents_document SET status = 'pending'
-        WHERE id IN (SELECT document_id FROM promoted)),
-    claimed AS ({_TAKE} WHERE id = ({_NEXT} FOR UPDATE SKIP LOCKED)
-        RETURNING {_FIELDS}),
-    claimed_document AS (UPDATE documents_document SET status = 'processing',
-        updated_at = %(now)s WHERE id = (SELECT document_id FROM claimed))
-    SELECT {", ".join(f"claimed.{f}" for f in CLAIMED_FIELDS)},
-        (SELECT count(*) FROM promoted)
-    FROM (SELECT 1) AS one LEFT JOIN claimed ON true"""
-# One statement sees one snapshot: retries it promotes become claimable on the next
-# run, so the last column (how many it promoted) tells the caller to run it again.
+    output_field = DateTimeField()
 
-_DONE = """UPDATE extraction_queue SET status = 'completed', finished_at = %(now)s,
-    error_type = '', error_message = '', extraction_time_ms = %(ms)s,
-    confidence = %(confidence)s, updated_at = %(now)s
-    WHERE id = %(job)s AND status = 'processing'
-    AND (%(worker)s IS NULL OR claimed_by = %(worker)s)"""
-_DONE_DOCUMENT = """UPDATE documents_document SET status = 'completed',
-    error_type = '', error_message = '', updated_at = %(now)s WHERE id = {document}"""
-_METRIC = """INSERT INTO extraction_metrics (job_id, document_id, attempt, outcome,
-    error_type, error_message, extraction_time_ms, pages, characters, confidence,
-    extractor, worker_id, created_at)
-    {source}"""
-_METRIC_VALUES = """%(job)s, {document}, {attempt}, 'completed', '', '', %(ms)s,
-    %(pages)s, %(characters)s, %(confidence)s, %(extractor)s, {worker}, %(now)s"""
+    def __init__(self, seconds: float = 0.0) -> None:
+        super().__init__()
+        self.seconds = float(seconds)
 
-COMPLETE = f"{_DONE} RETURNING document_id, attempts, claimed_by"
-COMPLETE_DOCUMENT = _DONE_DOCUMENT.format(document="%(document_id)s")
-COMPLETE_METRIC = _METRIC.format(
-    source="VALUES ("
-    + _METRIC_VALUES.format(
-        document="%(document_id)s", attempt="%(attempt)s", worker="%(claimed_by)s"
-    )
-    + ")"
-)
-PG_COMPLETE = f"""WITH
-    done AS ({COMPLETE}),
-    done_document AS ({
-    _DONE_DOCUMENT.format(document="(SELECT document_id FROM done)")
-}),
-    metric AS ({
-    _METRIC.format(
-        source="SELECT "
-        + _METRIC_VALUES.format(
-            document="document_id", attempt="attempts", worker="claimed_by"
+    def as_sql(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, list]:
+        if connection.vendor == "postgresql":
+            return f"({PG_NOW} + %s * interval '1 second')", [self.seconds]
+        return (
+            "(strftime('%%Y-%%m-%%d %%H:%%M:%%f', 'now', %s) || '999')",
+            [f"{self.seconds:+.3f} seconds"],
         )
-        + " FROM done"
-    )
-})
-    SELECT count(*) FROM done"""
+
+
+def db_now() -> datetime:
+    """The database's current time, for the rare comparison made in Python."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {now_sql()}", {})
+        value = cursor.fetchone()[0]
+    if isinstance(value, str):
+        value = parse_datetime(value).replace(tzinfo=UTC)
+    return value
+
+
+def now_sql() -> str:
+    return PG_NOW if connection.vendor == "postgresql" else SQLITE_NOW
+
+
+class Statements:
+    """The queue's statements, with the database's clock of one vendor."""
+
+    def __init__(self, now: str) -> None:
+        # retry_pending → pending once the backoff has passed (the guide's diagram); an
+        # index probe on idx_queue_status_retry that usually matches nothing.
+        due = f"status = 'retry_pending' AND next_retry_at <= {now}"
+        self.promote_documents = f"""UPDATE documents_document SET status = 'pending'
+            WHERE id IN (SELECT document_id FROM extraction_queue WHERE {due})"""
+        self.promote_items = (
+            f"UPDATE extraction_queue SET status = 'pending' WHERE {due}"
+        )
+
+        # The next job by priority, then age: read straight off idx_queue_claim_order.
+        next_job = """SELECT id FROM extraction_queue WHERE status = 'pending'
+            ORDER BY priority DESC, created_at, id LIMIT 1"""
+        take = f"""UPDATE extraction_queue SET status = 'processing',
+            attempts = attempts + 1, claimed_by = %(worker)s, started_at = {now},
+            finished_at = NULL, next_retry_at = NULL, updated_at = {now}"""
+        self.claim = f"{take} WHERE id = ({next_job}) RETURNING {_FIELDS}"
+        # One given job, if it is still waiting (DocumentQueueService.mark_in_progress).
+        self.take = (
+            f"{take} WHERE id = %(job)s AND status = 'pending' RETURNING {_FIELDS}"
+        )
+        self.claim_document = f"""UPDATE documents_document SET status = 'processing',
+            updated_at = {now} WHERE id = %(document_id)s"""
+
+        # PostgreSQL: one statement. SKIP LOCKED lets concurrent claimers pass a locked
+        # row. One statement sees one snapshot: retries it promotes become claimable on
+        # the next run, so the last column (how many it promoted) says to run it again.
+        self.pg_claim = f"""WITH
+            promoted AS ({self.promote_items} RETURNING document_id),
+            promoted_documents AS (UPDATE documents_document SET status = 'pending'
+                WHERE id IN (SELECT document_id FROM promoted)),
+            claimed AS ({take} WHERE id = ({next_job} FOR UPDATE SKIP LOCKED)
+                RETURNING {_FIELDS}),
+            claimed_document AS (UPDATE documents_document SET status = 'processing',
+                updated_at = {now} WHERE id = (SELECT document_id FROM claimed))
+            SELECT {", ".join(f"claimed.{f}" for f in CLAIMED_FIELDS)},
+                (SELECT count(*) FROM promoted)
+            FROM (SELECT 1) AS one LEFT JOIN claimed ON true"""
+
+        # Fencing: only the claim that is still current may record (worker and attempt).
+        done = f"""UPDATE extraction_queue SET status = 'completed', finished_at = {now},
+            error_type = '', error_message = '', extraction_time_ms = %(ms)s,
+            confidence = %(confidence)s, updated_at = {now}
+            WHERE id = %(job)s AND status = 'processing'
+            AND (%(worker)s IS NULL OR claimed_by = %(worker)s)
+            AND (%(attempt)s IS NULL OR attempts = %(attempt)s)"""
+        done_document = """UPDATE documents_document SET status = 'completed',
+            error_type = '', error_message = '', updated_at = {now}
+            WHERE id = {document}"""
+        metric = """INSERT INTO extraction_metrics (job_id, document_id, attempt,
+            outcome, error_type, error_message, extraction_time_ms, pages, characters,
+            confidence, extractor, worker_id, created_at)
+            {source}"""
+        metric_values = """%(job)s, {document}, {attempt}, 'completed', '', '',
+            %(ms)s, %(pages)s, %(characters)s, %(confidence)s, %(extractor)s, {worker},
+            {now}"""
+
+        self.complete = f"{done} RETURNING document_id, attempts, claimed_by"
+        self.complete_document = done_document.format(
+            now=now, document="%(document_id)s"
+        )
+        self.complete_metric = metric.format(
+            source="VALUES ("
+            + metric_values.format(
+                document="%(document_id)s",
+                attempt="%(attempt)s",
+                worker="%(claimed_by)s",
+                now=now,
+            )
+            + ")"
+        )
+        done_source = "SELECT " + metric_values.format(
+            document="document_id", attempt="attempts", worker="claimed_by", now=now
+        )
+        self.pg_complete = f"""WITH
+            done AS ({self.complete}),
+            done_document AS ({
+            done_document.format(now=now, document="(SELECT document_id FROM done)")
+        }),
+            metric AS ({metric.format(source=done_source + " FROM done")})
+            SELECT count(*) FROM done"""
+
+        # A worker's sign of life, stamped when the write lands.
+        self.beat = f"""UPDATE worker_heartbeat SET status = %(status)s,
+            current_job_id = %(job)s, jobs_completed = %(completed)s,
+            jobs_failed = %(failed)s, last_heartbeat = {now}
+            WHERE worker_id = %(worker)s"""
+
+
+@cache
+def _statements(vendor: str) -> Statements:
+    return Statements(PG_NOW if vendor == "postgresql" else SQLITE_NOW)
+
+
+def statements() -> Statements:
+    """The statements for the current connection's database."""
+    return _statements(connection.vendor)

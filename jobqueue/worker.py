@@ -15,12 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db import connection
-from django.utils import timezone
+from django.db import connection, transaction
 
+from jobqueue import sql
 from jobqueue.models import QueueControl, QueueItem, Status, WorkerHeartbeat
 from jobqueue.runner import Flight, JobReleased, JobRunner, Outcome
 from jobqueue.services import DocumentQueueService, QueueManager
+from jobqueue.sql import DbNow
 from jobqueue.wakeup import Wakeup
 
 logger = logging.getLogger(__name__)
@@ -295,36 +296,35 @@ class ExtractionWorker:
             self._wakeup.notify()
         if not force and time.monotonic() - self._last_beat < self.heartbeat_interval:
             return False
+        beat = sql.statements().beat
+        with transaction.atomic(), connection.cursor() as cursor:
+            for state in self._states:
+                cursor.execute(
+                    beat,
+                    {
+                        "worker": state.worker_id,
+                        "status": state.status,
+                        "job": state.current_job,
+                        "completed": state.jobs_completed,
+                        "failed": state.jobs_failed,
+                    },
+                )
         self._last_beat = time.monotonic()
-        now = timezone.now()
-        for state in self._states:
-            WorkerHeartbeat.objects.filter(worker_id=state.worker_id).update(
-                status=state.status,
-                current_job_id=state.current_job,
-                jobs_completed=state.jobs_completed,
-                jobs_failed=state.jobs_failed,
-                last_heartbeat=now,
-            )
         return True
 
     def _register(self) -> None:
-        now = timezone.now()
-        # update_conflicts: a worker started again after stop() reuses its rows.
-        WorkerHeartbeat.objects.bulk_create(
-            [
-                WorkerHeartbeat(
-                    worker_id=state.worker_id,
-                    hostname=socket.gethostname(),
-                    pid=os.getpid(),
-                    started_at=now,
-                    last_heartbeat=now,
-                )
-                for state in self._states
-            ],
-            update_conflicts=True,
-            unique_fields=["worker_id"],
-            update_fields=["status", "started_at", "last_heartbeat"],
-        )
+        # update_or_create: a worker started again after stop() reuses its rows.
+        for state in self._states:
+            WorkerHeartbeat.objects.update_or_create(
+                worker_id=state.worker_id,
+                defaults={
+                    "status": state.status,
+                    "hostname": socket.gethostname(),
+                    "pid": os.getpid(),
+                    "started_at": DbNow(),
+                    "last_heartbeat": DbNow(),
+                },
+            )
         self._last_beat = time.monotonic()
 
     def _release_leftovers(self) -> None:
@@ -447,6 +447,8 @@ def process_document_queue(
         status=WorkerHeartbeat.State.BUSY,
         hostname=socket.gethostname(),
         pid=os.getpid(),
+        started_at=DbNow(),
+        last_heartbeat=DbNow(),
     )
     runner.start()
     try:
@@ -459,7 +461,7 @@ def process_document_queue(
             if not service.mark_in_progress(items[0], worker_id):
                 continue  # another worker took it first
             WorkerHeartbeat.objects.filter(pk=beat.pk).update(
-                last_heartbeat=timezone.now(), current_job=items[0]
+                last_heartbeat=DbNow(), current_job=items[0]
             )
             outcome = runner.run(items[0], worker_id)
             counts["processed"] += 1
@@ -473,6 +475,6 @@ def process_document_queue(
             current_job=None,
             jobs_completed=counts["completed"],
             jobs_failed=counts["failed"],
-            last_heartbeat=timezone.now(),
+            last_heartbeat=DbNow(),
         )
     return counts

@@ -107,12 +107,16 @@ def start_worker(child_env, tmp_path) -> Iterator[Callable[..., subprocess.Popen
     """Start ``manage.py process_queue`` as a real process; killed at teardown."""
     procs: list[subprocess.Popen] = []
 
-    def start(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
+    def start(
+        *args: str, env: dict[str, str] | None = None, clock_skew: float = 0
+    ) -> subprocess.Popen:
+        """``clock_skew``: seconds the process's Python clock is off (tests/skewed_clock)."""
         log = open(tmp_path / f"worker-{len(procs)}.log", "w+b")  # noqa: SIM115
+        program = ["-m", "tests.skewed_clock"] if clock_skew else ["manage.py"]
         proc = subprocess.Popen(
-            [sys.executable, "manage.py", "process_queue", *args],
+            [sys.executable, *program, "process_queue", *args],
             cwd=REPO_ROOT,
-            env={**child_env, **(env or {})},
+            env={**child_env, **(env or {}), "CLOCK_SKEW_SECONDS": str(clock_skew)},
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,

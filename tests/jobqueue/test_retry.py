@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from jobqueue import retry
 from jobqueue.models import ErrorType, ExtractionMetric, QueueItem, Status
+from jobqueue.sql import db_now
 
 RETRYABLE = [ErrorType.TIMEOUT, ErrorType.UNKNOWN, ErrorType.EXTRACTOR_MISSING]
 PERMANENT = [ErrorType.CORRUPTION, ErrorType.UNSUPPORTED]
@@ -94,9 +95,9 @@ def test_retryable_failure_schedules_a_retry_after_the_backoff(
     document = make_document()
     job_id = queue.enqueue(document.pk)
     queue.claim("w1")
-    before = timezone.now()
+    before = db_now()
     assert queue.failed(job_id, "went wrong", error_type)
-    after = timezone.now()
+    after = db_now()
     job = queue.get_job(job_id)
     delay = timedelta(seconds=retry.backoff_delay(1, error_type))
     assert job.status == Status.RETRY_PENDING
@@ -111,7 +112,7 @@ def test_retryable_failure_schedules_a_retry_after_the_backoff(
 def test_extractor_missing_is_not_retried_within_thirty_seconds(make_document, queue):
     job_id = queue.enqueue(make_document().pk)
     queue.claim("w1")
-    before = timezone.now()
+    before = db_now()
     queue.failed(job_id, "pdfplumber is not installed", ErrorType.EXTRACTOR_MISSING)
     assert queue.get_job(job_id).next_retry_at >= before + timedelta(seconds=30)
 
@@ -167,9 +168,9 @@ def test_every_attempt_waits_per_the_table_until_retries_run_out(
     for attempt in range(1, max_retries + 2):
         job = queue.claim("w1")
         assert (job.pk, job.attempts) == (job_id, attempt)
-        before = timezone.now()
+        before = db_now()
         assert queue.failed(job_id, f"try {attempt}", "timeout", max_retries)
-        after = timezone.now()
+        after = db_now()
         job = queue.get_job(job_id)
         if job.status == Status.FAILED:
             break

@@ -19,6 +19,7 @@ from jobqueue.models import (
     WorkerHeartbeat,
 )
 from jobqueue.services import DocumentQueueService, QueueManager
+from jobqueue.sql import db_now
 
 pytestmark = pytest.mark.django_db
 
@@ -240,7 +241,7 @@ def test_enqueue_batch_is_one_transaction(make_document, queue, monkeypatch):
 
 def test_claim_moves_pending_to_processing_and_counts_the_attempt(job_in_state, queue):
     job_id = job_in_state(Status.PENDING)
-    before = timezone.now()
+    before = db_now()
     job = queue.claim("worker-a")
     assert job.pk == job_id
     assert job.status == Status.PROCESSING
