@@ -38,6 +38,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "config.middleware.RejectNulMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -142,6 +143,10 @@ PDF_ENGINE = env.str("PDF_ENGINE", default="auto")
 QUEUE_EXTRACT_FUNCTION = env.str(
     "QUEUE_EXTRACT_FUNCTION", default="documents.extractors.registry.extract"
 )
+# Per-user bounds: jobs waiting or running, and request rates (DRF's "N/period").
+USER_MAX_ACTIVE_JOBS = env.int("USER_MAX_ACTIVE_JOBS", default=1000)
+UPLOAD_RATE = env.str("UPLOAD_RATE", default="120/minute")
+API_RATE = env.str("API_RATE", default="1200/minute")
 CRON_TOKEN = env.str("CRON_TOKEN", default="")
 CRON_TIME_BUDGET = env.float("CRON_TIME_BUDGET", default=25.0)
 
@@ -153,6 +158,8 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_THROTTLE_CLASSES": ["documents.access.UserThrottle"],
+    "DEFAULT_THROTTLE_RATES": {"user": API_RATE, "uploads": UPLOAD_RATE},
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "EXCEPTION_HANDLER": "documents.api.exception_handler",
 }

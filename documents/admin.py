@@ -15,13 +15,14 @@ from django.utils.translation import ngettext
 
 from documents.models import Document
 from documents.services import document_reprocess
+from jobqueue.admin_input import CheckedActionsMixin
 from jobqueue.dashboard import status_badge
 
 PREVIEW_CHARS = 500
 
 
 @admin.register(Document)
-class DocumentAdmin(admin.ModelAdmin):
+class DocumentAdmin(CheckedActionsMixin):
     """Uploaded documents; read-only here, reprocessed through the queue."""
 
     list_display = (

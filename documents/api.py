@@ -6,8 +6,8 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from rest_framework import status
-from rest_framework.decorators import api_view, parser_classes
-from rest_framework.exceptions import APIException
+from rest_framework.decorators import api_view, parser_classes, throttle_classes
+from rest_framework.exceptions import APIException, PermissionDenied
 from rest_framework.exceptions import ValidationError as APIValidationError
 from rest_framework.fields import BooleanField
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
@@ -15,6 +15,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from documents.access import (
+    LimitReached,
+    UploadRateThrottle,
+    UserThrottle,
+    can_reprocess,
+    can_set_priority,
+    check_active_jobs,
+)
 from documents.models import Document
 from documents.services import (
     DuplicateUpload,
@@ -25,6 +33,13 @@ from documents.services import (
 from documents.uploads import check_upload
 
 PRIORITY_RANGE = range(-100, 101)
+
+
+class TooManyActiveJobs(APIException):
+    """429: the user already has ``USER_MAX_ACTIVE_JOBS`` jobs waiting or running."""
+
+    status_code = status.HTTP_429_TOO_MANY_REQUESTS
+    default_code = "too_many_active_jobs"
 
 
 def exception_handler(exc: Exception, context: dict) -> Response | None:
@@ -91,7 +106,16 @@ def _priority(request: Request) -> int:
         ) from None
     if priority not in PRIORITY_RANGE:
         raise APIValidationError({"priority": "Priority must be between -100 and 100."})
+    if not can_set_priority(request.user, priority):
+        raise PermissionDenied("Only queue operators may set a priority.")
     return priority
+
+
+def _check_active_jobs(request: Request) -> None:
+    try:
+        check_active_jobs(request.user)
+    except LimitReached as error:
+        raise TooManyActiveJobs(str(error)) from None
 
 
 def _flag(request: Request, name: str) -> bool:
@@ -103,15 +127,18 @@ def _flag(request: Request, name: str) -> bool:
 
 @api_view(["GET", "POST"])
 @parser_classes([MultiPartParser, FormParser, JSONParser])
+@throttle_classes([UserThrottle, UploadRateThrottle])
 def documents(request: Request) -> Response:
     """GET: your documents (newest first, no text). POST: upload one file (202)."""
     if request.method == "GET":
-        docs = Document.objects.for_user(request.user).order_by("-created_at")[:100]
+        docs = Document.objects.for_user(request.user).defer("text")
+        docs = docs.order_by("-created_at")[:100]
         return Response([document_json(request, d, text=False) for d in docs])
     files = request.FILES.getlist("file")
     if len(files) != 1:
         raise APIValidationError({"file": "Send exactly one file in the field “file”."})
     priority = _priority(request)
+    _check_active_jobs(request)
     try:
         checked = check_upload(files[0])
     except ValidationError as error:
@@ -144,8 +171,14 @@ def document_detail(request: Request, pk: int) -> Response:
 @parser_classes([MultiPartParser, FormParser, JSONParser])
 def document_reprocess_view(request: Request, pk: int) -> Response:
     """Queue the document again and answer at once (202)."""
-    document = get_object_or_404(Document.objects.for_user(request.user), pk=pk)
-    job_id = document_reprocess(document=document, priority=_priority(request))
+    document = get_object_or_404(
+        Document.objects.for_user(request.user).defer("text"), pk=pk
+    )
+    if not can_reprocess(request.user, document):
+        raise PermissionDenied("Only the owner or a queue operator may reprocess it.")
+    priority = _priority(request)
+    _check_active_jobs(request)
+    job_id = document_reprocess(document=document, priority=priority)
     data = document_json(request, document, text=False)
     data["queued"] = job_id is not None
     return Response(data, status=status.HTTP_202_ACCEPTED)

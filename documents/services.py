@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import logging
+import re
 
 from django.core.files import File
 from django.core.files.storage import Storage
@@ -18,6 +19,15 @@ from jobqueue.models import Operation, Status
 from jobqueue.services import DocumentQueueService
 
 logger = logging.getLogger(__name__)
+
+# PostgreSQL refuses NUL in text; neither database can encode a lone surrogate (which
+# a broken UTF-16 source can give) as UTF-8. NULs go; surrogates become U+FFFD.
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def storable_text(text: str) -> str:
+    """The text without the characters a database cannot store."""
+    return _UNSTORABLE.sub(lambda m: "" if m[0] == "\x00" else "\ufffd", text)
 
 
 def file_sha256(file: File) -> str:
@@ -154,10 +164,10 @@ def document_store_result(*, document_id: int, result: ExtractionResult) -> None
     """Save extracted text (call inside the job's transaction, so text and status
     change together; the database's own triggers keep the search index in step)."""
     Document.objects.filter(pk=document_id).update(
-        text=result.text,
+        text=storable_text(result.text),
         page_count=result.page_count,
         confidence=result.confidence,
         extractor=result.extractor,
-        extraction_note=result.note,
+        extraction_note=storable_text(result.note),
         processed_at=timezone.now(),
     )

@@ -13,4 +13,5 @@ urlpatterns = [
     path("<int:pk>/status/", views.document_status, name="status"),
     path("<int:pk>/reprocess/", views.reprocess, name="reprocess"),
     path("<int:pk>/download/", views.download, name="download"),
+    path("<int:pk>/text/", views.download_text, name="text"),
 ]

@@ -2,17 +2,28 @@
 
 from __future__ import annotations
 
+import math
+from pathlib import PurePosixPath
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db.models import Count
-from django.db.models.functions import Lower
+from django.db.models.functions import Length, Lower, Substr
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.html import format_html
+from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_POST
 
+from documents.access import (
+    LimitReached,
+    UploadRateThrottle,
+    can_reprocess,
+    check_active_jobs,
+)
 from documents.forms import UploadForm
 from documents.models import Document
 from documents.search import search_documents
@@ -30,7 +41,8 @@ PAGE_SIZE = 25
 SEARCH_LIMIT = 50
 MAX_STATUS_IDS = 100
 # A page can hold this much text comfortably; the rest is in the download and the API.
-TEXT_PREVIEW_CHARS = 300_000
+# Only this much is read from the database: the text can be megabytes.
+TEXT_PREVIEW_CHARS = 100_000
 SORTS: dict[str, tuple] = {
     "-date": ("-created_at", "-id"),
     "date": ("created_at", "id"),
@@ -68,10 +80,22 @@ def upload(request: HttpRequest) -> HttpResponse:
     """One or many files; each is kept or refused with its own reason, never half."""
     if request.method != "POST":
         return upload_page(request, UploadForm())
+    throttle = UploadRateThrottle()
+    if not throttle.allow_request(request, None):
+        seconds = math.ceil(throttle.wait() or 1)
+        return _refused(
+            request,
+            f"You have uploaded a lot in a short time. Try again in {seconds} s.",
+            headers={"Retry-After": str(seconds)},
+        )
     # Bound even when empty: a POST without files must get "required", not a form.
     form = UploadForm(request.POST, request.FILES)
     if not form.is_valid():
         return upload_page(request, form, status=400)
+    try:
+        check_active_jobs(request.user, adding=len(form.cleaned_data["file"]))
+    except LimitReached as error:
+        return _refused(request, str(error))
     created, refused = [], []
     for checked in form.cleaned_data["file"]:
         try:
@@ -126,6 +150,18 @@ def upload_page(
     return render(request, "documents/upload.html", context, status=status)
 
 
+def _refused(
+    request: HttpRequest, message: str, headers: dict[str, str] | None = None
+) -> HttpResponse:
+    """429: over a per-user limit, said in plain words."""
+    response = render(
+        request, "documents/refused.html", {"message": message}, status=429
+    )
+    for name, value in (headers or {}).items():
+        response[name] = value
+    return response
+
+
 @login_required
 def document_list(request: HttpRequest) -> HttpResponse:
     """The person's documents, newest first; filter by status, sort, paginate."""
@@ -155,14 +191,32 @@ def document_list(request: HttpRequest) -> HttpResponse:
 @login_required
 def document_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """Metadata, live status, what went wrong in plain words, and the text."""
-    document = get_object_or_404(Document.objects.for_user(request.user), pk=pk)
+    documents = Document.objects.for_user(request.user).defer("text")
+    documents = documents.annotate(
+        text_start=Substr("text", 1, TEXT_PREVIEW_CHARS), text_length=Length("text")
+    )
+    document = get_object_or_404(documents, pk=pk)
     context = {
         "document": document,
         "active": is_active(document.status),
-        "text": document.text[:TEXT_PREVIEW_CHARS],
-        "text_truncated": len(document.text) > TEXT_PREVIEW_CHARS,
+        "can_reprocess": can_reprocess(request.user, document),
+        "text": document.text_start,
+        "text_truncated": document.text_length > TEXT_PREVIEW_CHARS,
     }
     return render(request, "documents/detail.html", context)
+
+
+@login_required
+@require_GET
+def download_text(request: HttpRequest, pk: int) -> HttpResponse:
+    """All of the extracted text, as a UTF-8 .txt download."""
+    document = get_object_or_404(Document.objects.for_user(request.user), pk=pk)
+    name = PurePosixPath(document.original_filename).stem or "document"
+    response = HttpResponse(document.text, content_type="text/plain; charset=utf-8")
+    response["Content-Disposition"] = content_disposition_header(
+        as_attachment=True, filename=f"{name}.txt"
+    )
+    return response
 
 
 @login_required
@@ -204,7 +258,15 @@ def search(request: HttpRequest) -> HttpResponse:
 @require_POST
 def reprocess(request: HttpRequest, pk: int) -> HttpResponse:
     """Queue the document again and come back to its page."""
-    document = get_object_or_404(Document.objects.for_user(request.user), pk=pk)
+    document = get_object_or_404(
+        Document.objects.for_user(request.user).defer("text"), pk=pk
+    )
+    if not can_reprocess(request.user, document):
+        raise PermissionDenied("Only the owner or a queue operator may reprocess it.")
+    try:
+        check_active_jobs(request.user)
+    except LimitReached as error:
+        return _refused(request, str(error))
     if document_reprocess(document=document) is None:
         messages.info(request, f"“{document}” is already queued for reprocessing.")
     else:
@@ -215,7 +277,9 @@ def reprocess(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def download(request: HttpRequest, pk: int) -> FileResponse:
     """The original file, for its owner and staff only (media is never public)."""
-    document = get_object_or_404(Document.objects.for_user(request.user), pk=pk)
+    document = get_object_or_404(
+        Document.objects.for_user(request.user).defer("text"), pk=pk
+    )
     try:
         stream = document.file.open("rb")
     except FileNotFoundError:

@@ -27,6 +27,7 @@ from jobqueue import (
     admin_monitoring,  # noqa: F401 - registers workers and metrics
     dashboard,
 )
+from jobqueue.admin_input import CheckedActionsMixin
 from jobqueue.dashboard import badge, document_link, short_duration, status_badge
 from jobqueue.models import (
     FINISHED_STATUSES,
@@ -67,7 +68,7 @@ class RetryDueFilter(admin.SimpleListFilter):
 
 
 @admin.register(QueueItem)
-class QueueItemAdmin(admin.ModelAdmin):
+class QueueItemAdmin(CheckedActionsMixin):
     """Queue items: read-only records, changed only through the queue's actions."""
 
     list_display = (
@@ -135,6 +136,11 @@ class QueueItemAdmin(admin.ModelAdmin):
         if obj is not None and obj.status not in FINISHED_STATUSES:
             return False
         return super().has_delete_permission(request, obj)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        # The joined document's text can be megabytes per row; no page here shows it.
+        queryset = super().get_queryset(request).select_related("document")
+        return queryset.defer("document__text")
 
     # --- Columns ---------------------------------------------------------------
 

@@ -13,6 +13,7 @@ from django.utils.safestring import SafeString
 from django.utils.translation import ngettext
 
 from jobqueue import dashboard
+from jobqueue.admin_input import CheckedActionsMixin
 from jobqueue.dashboard import badge, document_link, job_link, short_duration
 from jobqueue.models import ExtractionMetric, WorkerHeartbeat
 from jobqueue.services import QueueManager
@@ -36,7 +37,7 @@ class WorkerStateFilter(admin.SimpleListFilter):
 
 
 @admin.register(WorkerHeartbeat)
-class WorkerHeartbeatAdmin(admin.ModelAdmin):
+class WorkerHeartbeatAdmin(CheckedActionsMixin):
     """Worker threads and their last sign of life."""
 
     list_display = (
@@ -147,6 +148,11 @@ class ExtractionMetricAdmin(admin.ModelAdmin):
     search_fields = ("document__original_filename", "error_message", "worker_id")
     list_select_related = ("document",)
     list_per_page = 100
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        # The joined document's text can be megabytes per row; no page here shows it.
+        queryset = super().get_queryset(request).select_related("document")
+        return queryset.defer("document__text")
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

@@ -304,6 +304,7 @@ def dashboard_context(now: datetime) -> dict[str, Any]:
         "recent_failures": list(
             QueueItem.objects.filter(status=Status.FAILED)
             .select_related("document")
+            .defer("document__text")
             .order_by(F("finished_at").desc(nulls_last=True), "-id")[:10]
         ),
         "control": control,
@@ -355,8 +356,12 @@ def pause_view(model_admin: ModelAdmin, request: HttpRequest) -> HttpResponse:
 class ClearOldForm(forms.Form):
     """Which finished items to delete: older than N days, in the chosen states."""
 
+    # Bounded above: a cutoff before year 1 cannot be computed (OverflowError).
     days = forms.IntegerField(
-        min_value=0, initial=30, label="Finished more than this many days ago"
+        min_value=0,
+        max_value=36500,
+        initial=30,
+        label="Finished more than this many days ago",
     )
     statuses = forms.TypedMultipleChoiceField(
         choices=[(s.value, s.label) for s in FINISHED_STATUSES],

@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import Permission
+from django.core.cache import cache
 from django.core.files.base import ContentFile
 from django.db import connection
 
@@ -28,6 +30,14 @@ def media_root(settings, tmp_path: Path) -> Path:
     return settings.MEDIA_ROOT
 
 
+@pytest.fixture(autouse=True)
+def fresh_rate_limits() -> Iterator[None]:
+    """Rate counters live in the cache; ids repeat across tests, so start empty."""
+    cache.clear()
+    yield
+    cache.clear()
+
+
 @pytest.fixture
 def user(django_user_model):
     return django_user_model.objects.create_user("alice", password="alice-password-1")
@@ -38,10 +48,26 @@ def other_user(django_user_model):
     return django_user_model.objects.create_user("bob", password="bob-password-1")
 
 
+def grant_operator(user):
+    """Make ``user`` an operator: staff with the change permission on queue items."""
+    user.is_staff = True
+    user.save(update_fields=["is_staff"])
+    user.user_permissions.add(
+        *Permission.objects.filter(
+            content_type__app_label="jobqueue",
+            codename__in=["view_queueitem", "change_queueitem"],
+        )
+    )
+    return user
+
+
 @pytest.fixture
 def staff_user(django_user_model):
-    return django_user_model.objects.create_user(
-        "operator", password="operator-password-1", is_staff=True
+    """An operator: staff who may steer the queue."""
+    return grant_operator(
+        django_user_model.objects.create_user(
+            "operator", password="operator-password-1", is_staff=True
+        )
     )
 
 

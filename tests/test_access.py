@@ -111,10 +111,19 @@ PROJECT: dict[str, list[Case]] = {
     ],
     "documents:reprocess": [
         Case(lambda w: f"/documents/{_doc(w)}/reprocess/", people(405)),
-        Case(lambda w: f"/documents/{_doc(w)}/reprocess/", people(302, 404), "post"),
+        # View-only staff may look at the document, not act on it.
+        Case(
+            lambda w: f"/documents/{_doc(w)}/reprocess/",
+            expect(302, 302, 404, 403, 302, 302),
+            "post",
+        ),
     ],
     "documents:download": [
         Case(lambda w: f"/documents/{_doc(w)}/download/", people(200, 404))
+    ],
+    "documents:text": [
+        Case(lambda w: f"/documents/{_doc(w)}/text/", people(200, 404)),
+        Case(lambda w: f"/documents/{_doc(w)}/text/", people(405), "post"),
     ],
     # The JSON API (session here; tokens below).
     "api:documents": [
@@ -129,7 +138,11 @@ PROJECT: dict[str, list[Case]] = {
     "api:document": [Case(lambda w: f"/api/documents/{_doc(w)}/", api(200, 404))],
     "api:reprocess": [
         Case(lambda w: f"/api/documents/{_doc(w)}/reprocess/", api(405)),
-        Case(lambda w: f"/api/documents/{_doc(w)}/reprocess/", api(202, 404), "post"),
+        Case(
+            lambda w: f"/api/documents/{_doc(w)}/reprocess/",
+            expect(401, 202, 404, 403, 202, 202),
+            "post",
+        ),
     ],
     # Cron: only the bearer token counts, never a session (token cases below).
     "jobqueue:cron": [

@@ -335,7 +335,8 @@ def test_limit_is_respected(user):
 @pytest.mark.parametrize("query", HOSTILE_QUERIES)
 def test_hostile_queries_never_fail(user_client, user, library, query):
     response = user_client.get(reverse("documents:search"), {"q": query})
-    assert response.status_code == 200
+    # A NUL anywhere in an address is refused before any view (config.middleware).
+    assert response.status_code == (400 if "\x00" in query else 200)
     search_documents(user, query)
 
 

@@ -18,6 +18,7 @@ from django.utils.html import escape
 from documents.models import Document
 from jobqueue.models import ErrorType, Operation, QueueItem, Status
 from jobqueue.services import DocumentQueueService, QueueManager
+from tests.conftest import grant_operator
 from tests.corpus import require_corpus, requires_corpus
 from tests.files import docx_bytes, pdf_bytes
 
@@ -479,6 +480,7 @@ def test_reprocess_page_enforces_csrf(user, make_document):
 
 
 def test_api_upload_answers_202_with_the_status_url(token_client, user, media_root):
+    grant_operator(user)  # only operators may set a priority
     content = pdf_bytes()
     response = token_client.post(
         API_URL, {"file": upload("scan.pdf", content), "priority": "7"}
@@ -540,7 +542,8 @@ def test_api_status_shows_why_a_document_failed(token_client, queue):
     )
 
 
-def test_api_reprocess_answers_202_and_queues_once(token_client, queue):
+def test_api_reprocess_answers_202_and_queues_once(token_client, user, queue):
+    grant_operator(user)  # only operators may set a priority
     document_id = token_client.post(
         API_URL, {"file": upload("a.txt", b"words\n")}
     ).json()["id"]

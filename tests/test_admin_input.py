@@ -1,0 +1,137 @@
+"""Malformed input to every admin form and action: a form error or a message, never a
+500 (huge, negative and non-numeric numbers, unknown and non-numeric ids)."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from jobqueue.models import QueueItem, Status
+
+pytestmark = pytest.mark.django_db
+
+BAD_NUMBERS = ["1000000", "-1", "abc", "", "1e9", "99999999999999999999", "1.5", "\x00"]
+BAD_IDS = ["abc", "", "-1", "99999999999999999999", "1.5", "0x10", "\x00", "1,2"]
+
+QUEUE = "/admin/jobqueue/queueitem/"
+DOCUMENTS = "/admin/documents/document/"
+ACTIONS = {
+    QUEUE: [
+        "retry_jobs",
+        "cancel_jobs",
+        "release_jobs",
+        "raise_priority",
+        "lower_priority",
+        "delete_selected",
+        "no_such_action",
+        "",
+    ],
+    DOCUMENTS: ["reprocess", "no_such_action", ""],
+    "/admin/jobqueue/workerheartbeat/": ["rescue_stale_jobs", "no_such_action"],
+}
+
+
+@pytest.fixture
+def operator(django_user_model):
+    return django_user_model.objects.create_superuser("root")
+
+
+@pytest.fixture
+def admin(operator) -> Client:
+    client = Client(raise_request_exception=False)
+    client.force_login(operator)
+    return client
+
+
+@pytest.fixture
+def job(make_document):
+    return QueueItem.objects.create(document=make_document(), status=Status.FAILED)
+
+
+@pytest.mark.parametrize("days", BAD_NUMBERS)
+def test_clear_old_refuses_bad_days_with_a_form_error(admin, job, days):
+    for confirm in ({}, {"confirm": "1"}):
+        data = {"days": days, "statuses": "failed", **confirm}
+        response = admin.post(f"{QUEUE}clear-old/", data)
+        assert response.status_code == 200
+        assert response.context["form"].errors["days"]
+    assert QueueItem.objects.filter(pk=job.pk).exists()
+
+
+@pytest.mark.parametrize(
+    "statuses", ["abc", "pending", "processing", "\x00", "completed\x00"]
+)
+def test_clear_old_refuses_bad_states_with_a_form_error(admin, job, statuses):
+    response = admin.post(
+        f"{QUEUE}clear-old/", {"days": "0", "statuses": statuses, "confirm": "1"}
+    )
+    assert response.status_code == 200
+    assert response.context["form"].errors["statuses"]
+    assert QueueItem.objects.filter(pk=job.pk).exists()
+
+
+@pytest.mark.parametrize("paused", ["abc", "", "2", "-1", "\x00", "1" * 1000])
+def test_pause_switch_takes_any_value_without_error(admin, paused):
+    response = admin.post(f"{QUEUE}dashboard/pause/", {"paused": paused})
+    assert response.status_code == 302
+
+
+@pytest.mark.parametrize("url", list(ACTIONS))
+@pytest.mark.parametrize("selected", BAD_IDS)
+def test_actions_refuse_malformed_ids_with_a_message(admin, job, url, selected):
+    for action in ACTIONS[url]:
+        for extra in ({}, {"index": "abc"}, {"select_across": "abc"}, {"post": "yes"}):
+            response = admin.post(
+                url, {"action": action, "_selected_action": selected, **extra}
+            )
+            where = f"{action} {selected!r} {extra}"
+            # 200: a confirmation page (select_across picks everything).
+            assert response.status_code in (200, 302), where
+            if response.status_code == 302:
+                assert admin.get(response["Location"]).status_code == 200, where
+    job.refresh_from_db()
+    assert job.status == Status.FAILED
+
+
+@pytest.mark.parametrize("url", list(ACTIONS))
+def test_actions_on_unknown_ids_say_so(admin, job, url):
+    for action in ACTIONS[url]:
+        response = admin.post(
+            url, {"action": action, "_selected_action": [str(job.pk + 1000)]}
+        )
+        assert response.status_code == 302, action
+
+
+@pytest.mark.parametrize("url", list(ACTIONS))
+@pytest.mark.parametrize(
+    "query",
+    [
+        "status=abc",
+        "p=abc",
+        "p=99999999999999999999",
+        "o=abc",
+        "o=99",
+        "q=" + "a" * 5000,
+        "created_at__year=abc",
+        "created_at__month=13&created_at__year=2024",
+        "created_at__year=99999999999",
+        "document__id__exact=abc",
+        "document__id__exact=99999999999999999999",
+        "retry=abc",
+        "error_type=%00",
+        "all=abc",
+        "_popup=abc",
+        "_to_field=abc",
+    ],
+)
+def test_changelists_take_malformed_filters(admin, job, url, query):
+    response = admin.get(f"{url}?{query}")
+    assert response.status_code in (200, 302, 400), response.status_code
+
+
+@pytest.mark.parametrize("url", list(ACTIONS))
+@pytest.mark.parametrize("pk", ["abc", "-1", "99999999999999999999", "1.5", "%00"])
+def test_object_pages_with_malformed_ids(admin, url, pk):
+    for suffix in ("change/", "delete/", "history/"):
+        response = admin.get(f"{url}{pk}/{suffix}")
+        assert response.status_code in (302, 400, 404), (pk, suffix)
