@@ -3,6 +3,8 @@ set priorities, and per-user limits answer 429 (active jobs, upload and API rate
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from django.contrib.auth.models import Permission
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -12,6 +14,7 @@ from documents.models import Document
 from jobqueue.models import QueueItem, Status
 
 pytestmark = pytest.mark.django_db
+_COUNTER = itertools.count()
 
 
 @pytest.fixture
@@ -38,7 +41,9 @@ def logged_in(user) -> Client:
 
 
 def upload(client: Client, **data) -> object:
-    file = SimpleUploadedFile("a.txt", b"some text\n")
+    # Each upload differs: identical files are refused as duplicates.
+    content = f"some text {next(_COUNTER)}\n".encode()
+    file = SimpleUploadedFile("a.txt", content)
     return client.post("/api/documents/", {"file": file, **data})
 
 
@@ -93,7 +98,7 @@ def test_active_jobs_are_limited_per_user(settings, user, other_user, make_docum
     assert response.status_code == 429
     assert "the limit is 2" in response.json()["error"]
     page = client.post(
-        "/documents/upload/", {"file": SimpleUploadedFile("b.txt", b"more\n")}
+        "/documents/upload/", {"file": SimpleUploadedFile("b.txt", b"more")}
     )
     assert page.status_code == 429
     assert b"the limit is 2" in page.content
@@ -114,11 +119,17 @@ def test_uploads_are_rate_limited_per_user_with_retry_after(settings, user, othe
     }
     client = logged_in(user)
     assert upload(client).status_code == 202
-    web = client.post("/documents/upload/", {"file": SimpleUploadedFile("w.txt", b"x")})
+    web = client.post(
+        "/documents/upload/",
+        {"file": SimpleUploadedFile("w.txt", f"{next(_COUNTER)}".encode())},
+    )
     assert web.status_code == 302
     for response in (
         upload(client),
-        client.post("/documents/upload/", {"file": SimpleUploadedFile("w.txt", b"x")}),
+        client.post(
+            "/documents/upload/",
+            {"file": SimpleUploadedFile("w.txt", f"{next(_COUNTER)}".encode())},
+        ),
     ):
         assert response.status_code == 429
         assert 0 < int(response["Retry-After"]) <= 60
