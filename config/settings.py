@@ -147,6 +147,9 @@ QUEUE_EXTRACT_FUNCTION = env.str(
 USER_MAX_ACTIVE_JOBS = env.int("USER_MAX_ACTIVE_JOBS", default=1000)
 UPLOAD_RATE = env.str("UPLOAD_RATE", default="120/minute")
 API_RATE = env.str("API_RATE", default="1200/minute")
+# Search: the database's time per request, and letters needed before a prefix's "*".
+SEARCH_TIMEOUT_SECONDS = env.float("SEARCH_TIMEOUT_SECONDS", default=2.0)
+SEARCH_MIN_PREFIX_CHARS = env.int("SEARCH_MIN_PREFIX_CHARS", default=2)
 CRON_TOKEN = env.str("CRON_TOKEN", default="")
 CRON_TIME_BUDGET = env.float("CRON_TIME_BUDGET", default=25.0)
 

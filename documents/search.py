@@ -4,14 +4,28 @@ People type what they would type into Google Drive: words, "exact phrases", pref
 (``inv*``), ``-excluded`` words and ``OR``. The query is parsed here into terms and the
 engine's syntax is generated from them, every word quoted by us, so nothing a person
 types can reach FTS5's or PostgreSQL's query parser as syntax.
+
+Every search is bounded, whatever it is given: prefixes need ``SEARCH_MIN_PREFIX_CHARS``
+letters, the database gets ``SEARCH_TIMEOUT_SECONDS`` (PostgreSQL's statement timeout,
+SQLite's progress handler) and a runaway query ends as ``SearchTooBroad``; results come
+a page at a time; snippets are cut from the first ``SNIPPET_WINDOW_CHARS`` of a hit's
+text here, in Python, never by the engine over the whole text (FTS5's ``snippet()``
+reads every byte of a 49 MB document).
 """
 
 from __future__ import annotations
 
 import re
+import time
+import unicodedata
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
-from django.db import connection
+from django.conf import settings
+from django.db import OperationalError, connection, transaction
+from django.db.models.functions import Substr
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
@@ -20,15 +34,20 @@ from documents.models import Document
 MAX_TERMS = 16
 MAX_QUERY_CHARS = 500
 MAX_WORD_CHARS = 100
-SNIPPET_TOKENS = 24
+# Words shown around the first match, and how far into the text the match is looked for.
+SNIPPET_WORDS_BEFORE = 8
+SNIPPET_WORDS = 30
+SNIPPET_WINDOW_CHARS = 50_000
+# SQLite calls the progress handler every this many virtual-machine instructions.
+PROGRESS_STEPS = 10_000
+# PostgreSQL's SQLSTATE for a statement cancelled by statement_timeout.
+QUERY_CANCELED = "57014"
 # Like Google Drive, a match in the file name comes before any match in the text only;
 # the bonus keeps ``rank`` in that order (text scores are far below it).
 NAME_MATCH_BONUS = 1000.0
 # Private-use characters: they never reach the page, so they cannot be confused with
 # markup; highlights are turned into <mark> only after the snippet is escaped.
 MARK_START, MARK_END = "\ue000", "\ue001"
-# ts_headline drops anything that looks like an HTML tag, so "<" is hidden from it.
-LESS_THAN = "\ue002"
 _MARKED = re.compile(f"{MARK_START}(.*?){MARK_END}", re.DOTALL)
 # Letters and digits; everything else separates words, as in FTS5's unicode61.
 _WORD = re.compile(r"[^\W_]+")
@@ -56,6 +75,16 @@ class ParsedQuery:
         return bool(self.groups)
 
 
+class SearchTooBroad(Exception):
+    """The search would take too long; the message tells the person what to do."""
+
+
+TOO_BROAD = (
+    "This search is too broad to answer quickly. Use longer words, more words, "
+    "or a phrase in quotes."
+)
+
+
 @dataclass(frozen=True, slots=True)
 class SearchHit:
     """A matching document, its rank (higher is better) and a highlighted excerpt."""
@@ -73,7 +102,11 @@ def _term(text: str, *, prefix: bool, excluded: bool) -> Term | None:
 
 
 def parse_query(query: str) -> ParsedQuery:
-    """Split a person's query into terms; anything that is not a word is ignored."""
+    """Split a person's query into terms; anything that is not a word is ignored.
+
+    Raises ``SearchTooBroad`` for a prefix shorter than ``SEARCH_MIN_PREFIX_CHARS``:
+    ``a*`` matches nearly every document and every word in it.
+    """
     groups: list[list[Term]] = []
     excluded: list[Term] = []
     join_next = False
@@ -95,6 +128,13 @@ def parse_query(query: str) -> ParsedQuery:
             )
         if term is None or sum(map(len, groups)) + len(excluded) >= MAX_TERMS:
             continue
+        # In a phrase the words before the prefix narrow it down.
+        minimum = settings.SEARCH_MIN_PREFIX_CHARS
+        if term.prefix and len(term.words) == 1 and len(term.words[0]) < minimum:
+            raise SearchTooBroad(
+                f"“{term.words[-1]}*” matches too much: give at least {minimum} "
+                "letters before the *."
+            )
         if term.excluded:
             excluded.append(term)
         elif join_next:
@@ -142,96 +182,184 @@ def postgres_tsquery(parsed: ParsedQuery) -> tuple[str, list[str]]:
     return " && ".join(parts), params
 
 
-def postgres_highlight_query(parsed: ParsedQuery) -> str:
-    """to_tsquery text matching any wanted word: ts_headline parses the original text,
-    in which "11.5" is one token, so a phrase would not always be found to highlight."""
-    lexemes = []
-    for term in (t for group in parsed.groups for t in group):
-        lexemes += [_quoted_lexeme(w) for w in term.words]
-        if term.prefix:
-            lexemes[-1] += ":*"
-    return " | ".join(lexemes)
-
-
 def highlight(snippet: str) -> SafeString:
-    """Escape the snippet, then turn the engine's markers into <mark> elements."""
+    """Escape the snippet, then turn the markers into <mark> elements."""
     html = _MARKED.sub(r"<mark>\1</mark>", escape(snippet))
     html = html.replace(MARK_START, "").replace(MARK_END, "")
-    return mark_safe(html.replace(LESS_THAN, "&lt;"))  # noqa: S308
+    return mark_safe(html)  # noqa: S308
 
 
-def _sqlite_rows(parsed: ParsedQuery, owner_id: int | None, limit: int) -> list:
+def _fold(word: str) -> str:
+    """Case and accents folded, as FTS5's unicode61 (remove_diacritics 2) does."""
+    decomposed = unicodedata.normalize("NFKD", word.casefold())
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def make_snippet(text: str, parsed: ParsedQuery) -> SafeString:
+    """Words around the first match in ``text`` with every matching word marked; the
+    beginning of the text when nothing matches in it (a file-name match, or a match
+    beyond the window the caller read)."""
+    words = {_fold(w) for g in parsed.groups for t in g for w in t.words}
+    prefixes = tuple(_fold(t.words[-1]) for g in parsed.groups for t in g if t.prefix)
+
+    def matches(word: str) -> bool:
+        folded = _fold(word)
+        return folded in words or (bool(prefixes) and folded.startswith(prefixes))
+
+    recent: deque[int] = deque(maxlen=SNIPPET_WORDS_BEFORE + 1)
+    start = 0
+    for token in _WORD.finditer(text):
+        recent.append(token.start())
+        if matches(token[0]):
+            start = recent[0]
+            break
+    pieces, end = [], start
+    for count, token in enumerate(_WORD.finditer(text, start)):
+        if count >= SNIPPET_WORDS:
+            break
+        word = token[0]
+        pieces += [
+            text[end : token.start()],
+            f"{MARK_START}{word}{MARK_END}" if matches(word) else word,
+        ]
+        end = token.end()
+    if not pieces:
+        return mark_safe("")  # noqa: S308 - empty
+    snippet = "".join(pieces).strip()
+    prefix = "… " if start > 0 else ""
+    suffix = " …" if end < len(text.rstrip()) else ""
+    return highlight(prefix + snippet + suffix)
+
+
+@contextmanager
+def _time_bound() -> Iterator[None]:
+    """Stop the database after ``SEARCH_TIMEOUT_SECONDS``; raise ``SearchTooBroad``."""
+    seconds = settings.SEARCH_TIMEOUT_SECONDS
+    if connection.vendor == "postgresql":
+        with transaction.atomic():
+            with connection.cursor() as cursor:
+                # SET LOCAL: the timeout ends with this transaction.
+                cursor.execute(
+                    "SELECT set_config('statement_timeout', %s, true)",
+                    [f"{max(1, round(seconds * 1000))}ms"],
+                )
+            try:
+                yield
+            except OperationalError as error:
+                if getattr(error.__cause__, "sqlstate", None) == QUERY_CANCELED:
+                    raise SearchTooBroad(TOO_BROAD) from None
+                raise
+        return
+    connection.ensure_connection()
+    raw = connection.connection
+    deadline = time.monotonic() + seconds
+    # A true answer makes SQLite abort the running statement ("interrupted").
+    raw.set_progress_handler(lambda: time.monotonic() > deadline, PROGRESS_STEPS)
+    try:
+        yield
+    except OperationalError as error:
+        if "interrupted" in str(error):
+            raise SearchTooBroad(TOO_BROAD) from None
+        raise
+    finally:
+        raw.set_progress_handler(None, 0)
+
+
+def _filters(
+    owner_id: int | None, status: str, mime_type: str, column: str
+) -> tuple[str, list]:
+    sql, params = "", []
+    for name, value in (
+        ("owner_id", owner_id),
+        ("status", status),
+        ("mime_type", mime_type),
+    ):
+        if value:
+            sql += f" AND {column}.{name} = %s"
+            params.append(value)
+    return sql, params
+
+
+def _sqlite_rows(
+    parsed: ParsedQuery, filters: tuple[str, list], limit: int, offset: int
+) -> list:
     # bm25 over the text alone: it scores by the length of all columns together, so a
     # file-name weight would let documents without text (not yet processed) win.
+    where, filter_params = filters
     sql = f"""
         SELECT d.id,
                documents_fts.rowid IN (
                    SELECT rowid FROM documents_fts WHERE documents_fts MATCH %s
                ) AS in_name,
-               -bm25(documents_fts, 0.0, 1.0),
-               snippet(documents_fts, 1, %s, %s, '…', {SNIPPET_TOKENS})
+               -bm25(documents_fts, 0.0, 1.0)
         FROM documents_fts JOIN documents_document d ON d.id = documents_fts.rowid
-        WHERE documents_fts MATCH %s {"" if owner_id is None else "AND d.owner_id = %s"}
+        WHERE documents_fts MATCH %s {where}
         ORDER BY in_name DESC, bm25(documents_fts, 0.0, 1.0), d.id DESC
-        LIMIT %s"""  # noqa: S608 - only our own constants are interpolated
+        LIMIT %s OFFSET %s"""  # noqa: S608 - only our own constants are interpolated
     expression = fts5_match(parsed)
-    params = [f"{{original_filename}} : ({expression})", MARK_START, MARK_END]
-    params += [expression] + ([] if owner_id is None else [owner_id])
+    params = [f"{{original_filename}} : ({expression})", expression, *filter_params]
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*params, limit])
+        cursor.execute(sql, [*params, limit, offset])
         return cursor.fetchall()
 
 
-def _postgres_rows(parsed: ParsedQuery, owner_id: int | None, limit: int) -> list:
+def _postgres_rows(
+    parsed: ParsedQuery, filters: tuple[str, list], limit: int, offset: int
+) -> list:
     tsquery, params = postgres_tsquery(parsed)
-    options = (
-        f"StartSel={MARK_START}, StopSel={MARK_END}, MaxWords=35, MinWords=15, "
-        'ShortWord=2, MaxFragments=2, FragmentDelimiter=" … "'
-    )
-    # Rank first and headline only the page of hits: ts_headline reads the whole text.
+    where, filter_params = filters
     # The weights {D,C,B,A} score the text (B) alone; normalisation 1 divides by
     # log(length), so long documents do not win by size.
     sql = f"""
-        WITH q AS (SELECT {tsquery} AS query),
-        hits AS (
-            SELECT d.id,
-                   ts_filter(d.search_vector, '{{a}}') @@ q.query AS in_name,
-                   ts_rank('{{0, 0, 1, 0}}', d.search_vector, q.query, 1) AS score
-            FROM documents_document d, q
-            WHERE d.search_vector @@ q.query {"" if owner_id is None else "AND d.owner_id = %s"}
-            ORDER BY in_name DESC, score DESC, d.id DESC
-            LIMIT %s
-        )
-        SELECT hits.id, hits.in_name, hits.score,
-               ts_headline('simple', replace(left(d.text, 200000), '<', %s),
-                           to_tsquery('simple', %s), %s)
-        FROM hits JOIN documents_document d ON d.id = hits.id
-        ORDER BY hits.in_name DESC, hits.score DESC, hits.id DESC"""  # noqa: S608 - SQL built from our own fragments
-    params += [] if owner_id is None else [owner_id]
-    params += [limit, LESS_THAN, postgres_highlight_query(parsed), options]
+        WITH q AS (SELECT {tsquery} AS query)
+        SELECT d.id,
+               ts_filter(d.search_vector, '{{a}}') @@ q.query AS in_name,
+               ts_rank('{{0, 0, 1, 0}}', d.search_vector, q.query, 1) AS score
+        FROM documents_document d, q
+        WHERE d.search_vector @@ q.query {where}
+        ORDER BY in_name DESC, score DESC, d.id DESC
+        LIMIT %s OFFSET %s"""  # noqa: S608 - SQL built from our own fragments
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(sql, [*params, *filter_params, limit, offset])
         return cursor.fetchall()
 
 
-def search_documents(user, query: str, limit: int = 50) -> list[SearchHit]:
-    """The user's documents (staff: everyone's) matching ``query``, best first."""
+def search_documents(
+    user,
+    query: str,
+    limit: int = 20,
+    offset: int = 0,
+    *,
+    status: str = "",
+    mime_type: str = "",
+) -> list[SearchHit]:
+    """The user's documents (staff: everyone's) matching ``query``, best first;
+    ``limit`` hits from ``offset``, optionally only of one status or type.
+
+    Raises ``SearchTooBroad`` when the query cannot be answered within the bounds.
+    """
     parsed = parse_query(query)
     if not parsed or limit < 1:
         return []
     owner_id = None if user.is_staff else user.pk
-    if connection.vendor == "postgresql":
-        rows = _postgres_rows(parsed, owner_id, limit)
-    else:
-        rows = _sqlite_rows(parsed, owner_id, limit)
-    documents = Document.objects.select_related("owner").defer("text")
-    by_id = documents.in_bulk([row[0] for row in rows])
+    filters = _filters(owner_id, status, mime_type, "d")
+    with _time_bound():
+        if connection.vendor == "postgresql":
+            rows = _postgres_rows(parsed, filters, limit, offset)
+        else:
+            rows = _sqlite_rows(parsed, filters, limit, offset)
+        documents = (
+            Document.objects.select_related("owner")
+            .defer("text")
+            .annotate(text_start=Substr("text", 1, SNIPPET_WINDOW_CHARS))
+        )
+        by_id = documents.in_bulk([row[0] for row in rows])
     return [
         SearchHit(
             document=by_id[pk],
             rank=float(score) + (NAME_MATCH_BONUS if in_name else 0.0),
-            snippet_html=highlight(snippet),
+            snippet_html=make_snippet(by_id[pk].text_start or "", parsed),
         )
-        for pk, in_name, score, snippet in rows
+        for pk, in_name, score in rows
         if pk in by_id
     ]

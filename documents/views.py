@@ -24,9 +24,10 @@ from documents.access import (
     can_reprocess,
     check_active_jobs,
 )
+from documents.extractors import SUPPORTED_TYPES
 from documents.forms import UploadForm
 from documents.models import Document
-from documents.search import search_documents
+from documents.search import SearchTooBroad, search_documents
 from documents.services import (
     DuplicateUpload,
     UploadRefused,
@@ -38,7 +39,9 @@ from documents.uploads import accepted_types_label
 from jobqueue.models import Status
 
 PAGE_SIZE = 25
-SEARCH_LIMIT = 50
+SEARCH_PAGE_SIZE = 20
+# Deep pages cost the database an ever larger OFFSET; nobody reads page 50.
+SEARCH_MAX_PAGE = 50
 MAX_STATUS_IDS = 100
 # A page can hold this much text comfortably; the rest is in the download and the API.
 # Only this much is read from the database: the text can be megabytes.
@@ -249,8 +252,39 @@ def document_statuses(request: HttpRequest) -> JsonResponse:
 def search(request: HttpRequest) -> HttpResponse:
     """Ranked full-text search over the person's documents (staff: everyone's)."""
     query = request.GET.get("q", "").strip()
-    hits = search_documents(request.user, query, limit=SEARCH_LIMIT)
-    context = {"query": query, "hits": hits, "limit": SEARCH_LIMIT}
+    status = request.GET.get("status", "")
+    status = status if status in Status.values else ""
+    mime_type = request.GET.get("type", "")
+    mime_type = mime_type if mime_type in SUPPORTED_TYPES else ""
+    page = request.GET.get("page", "1")
+    page = int(page) if page.isascii() and page.isdigit() and len(page) < 6 else 1
+    page = min(max(page, 1), SEARCH_MAX_PAGE)
+    context = {
+        "query": query,
+        "status": status,
+        "type": mime_type,
+        "statuses": Status.choices,
+        "types": sorted(SUPPORTED_TYPES.items(), key=lambda item: item[1].lower()),
+        "page": page,
+        "first": (page - 1) * SEARCH_PAGE_SIZE + 1,
+    }
+    try:
+        hits = search_documents(
+            request.user,
+            query,
+            limit=SEARCH_PAGE_SIZE + 1,
+            offset=(page - 1) * SEARCH_PAGE_SIZE,
+            status=status,
+            mime_type=mime_type,
+        )
+    except SearchTooBroad as error:
+        context["too_broad"] = str(error)
+        return render(request, "documents/search.html", context, status=400)
+    context.update(
+        hits=hits[:SEARCH_PAGE_SIZE],
+        has_next=len(hits) > SEARCH_PAGE_SIZE and page < SEARCH_MAX_PAGE,
+        last=(page - 1) * SEARCH_PAGE_SIZE + len(hits[:SEARCH_PAGE_SIZE]),
+    )
     return render(request, "documents/search.html", context)
 
 
