@@ -337,7 +337,7 @@ def upload_and_queue(case: Case, owner) -> None:
         case.outcome = f"refused:{error.code}"
         case.refusal = " ".join(error.messages)
         return
-    case.document = document_create(owner=owner, upload=checked)
+    case.document = document_create(owner=owner, upload=checked, allow_duplicate=True)
 
 
 def finish(case: Case) -> str | None:
