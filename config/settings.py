@@ -164,7 +164,7 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_CLASSES": ["documents.access.UserThrottle"],
     "DEFAULT_THROTTLE_RATES": {"user": API_RATE, "uploads": UPLOAD_RATE},
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "EXCEPTION_HANDLER": "documents.api.exception_handler",
+    "EXCEPTION_HANDLER": "documents.api_errors.exception_handler",
 }
 
 # --- Security -------------------------------------------------------------

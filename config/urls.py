@@ -10,3 +10,9 @@ urlpatterns = [
     path("queue/", include("jobqueue.urls")),
     path("admin/", admin.site.urls),
 ]
+
+# Error pages: JSON in the API's shape for /api/ paths, Django's pages elsewhere.
+handler400 = "documents.api_errors.bad_request"
+handler403 = "documents.api_errors.permission_denied"
+handler404 = "documents.api_errors.page_not_found"
+handler500 = "documents.api_errors.server_error"

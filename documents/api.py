@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError
-from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from rest_framework import status
 from rest_framework.decorators import api_view, parser_classes, throttle_classes
-from rest_framework.exceptions import APIException, PermissionDenied
+from rest_framework.exceptions import APIException, NotFound, PermissionDenied
 from rest_framework.exceptions import ValidationError as APIValidationError
 from rest_framework.fields import BooleanField
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import exception_handler as drf_exception_handler
 
 from documents.access import (
     LimitReached,
@@ -42,21 +40,24 @@ class TooManyActiveJobs(APIException):
     default_code = "too_many_active_jobs"
 
 
-def exception_handler(exc: Exception, context: dict) -> Response | None:
-    """DRF's handler, plus an ``error`` key holding one human sentence."""
-    response = drf_exception_handler(exc, context)
-    if response is not None and isinstance(response.data, dict):
-        detail = response.data.get("detail")
-        if detail is None:
-            detail = " ".join(
-                str(m) for msgs in response.data.values() for m in _as_list(msgs)
-            )
-        response.data["error"] = str(detail)
-    return response
+class AlreadyQueued(APIException):
+    """409: the document already has a reprocess waiting or running."""
+
+    status_code = status.HTTP_409_CONFLICT
+    default_code = "already_queued"
 
 
-def _as_list(value: object) -> list:
-    return value if isinstance(value, list) else [value]
+def _document(request: Request, pk: int, *, text: bool = False) -> Document:
+    """One of the user's documents (staff: anyone's), or a JSON 404."""
+    documents = Document.objects.for_user(request.user)
+    if not text:
+        documents = documents.defer("text")
+    try:
+        return documents.get(pk=pk)
+    except Document.DoesNotExist:
+        raise NotFound(
+            f"There is no document {pk}, or it is not one you may see."
+        ) from None
 
 
 class UploadNotKept(APIException):
@@ -163,7 +164,7 @@ def documents(request: Request) -> Response:
 @api_view(["GET"])
 def document_detail(request: Request, pk: int) -> Response:
     """Status, error, page count and text of one of your documents."""
-    document = get_object_or_404(Document.objects.for_user(request.user), pk=pk)
+    document = _document(request, pk, text=True)
     return Response(document_json(request, document))
 
 
@@ -171,14 +172,15 @@ def document_detail(request: Request, pk: int) -> Response:
 @parser_classes([MultiPartParser, FormParser, JSONParser])
 def document_reprocess_view(request: Request, pk: int) -> Response:
     """Queue the document again and answer at once (202)."""
-    document = get_object_or_404(
-        Document.objects.for_user(request.user).defer("text"), pk=pk
-    )
+    document = _document(request, pk)
     if not can_reprocess(request.user, document):
         raise PermissionDenied("Only the owner or a queue operator may reprocess it.")
     priority = _priority(request)
     _check_active_jobs(request)
-    job_id = document_reprocess(document=document, priority=priority)
+    if document_reprocess(document=document, priority=priority) is None:
+        raise AlreadyQueued(
+            f"“{document}” is already waiting to be reprocessed or being processed; "
+            "its status URL shows when it is done."
+        )
     data = document_json(request, document, text=False)
-    data["queued"] = job_id is not None
     return Response(data, status=status.HTTP_202_ACCEPTED)

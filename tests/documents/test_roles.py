@@ -55,7 +55,7 @@ def test_view_only_staff_cannot_reprocess_on_the_web_or_the_api(viewer, make_doc
     assert client.post(f"/documents/{document.pk}/reprocess/").status_code == 403
     response = client.post(f"/api/documents/{document.pk}/reprocess/")
     assert response.status_code == 403
-    assert "operator" in response.json()["error"]
+    assert "operator" in response.json()["error"]["message"]
     assert not QueueItem.objects.filter(document=document).exists()
 
 
@@ -74,7 +74,10 @@ def test_only_operators_set_a_priority(user, viewer, operator, make_document, pr
     for person in (user, viewer):
         response = upload(logged_in(person), priority=priority)
         assert response.status_code == 403
-        assert response.json()["error"] == "Only queue operators may set a priority."
+        assert (
+            response.json()["error"]["message"]
+            == "Only queue operators may set a priority."
+        )
         document = make_document(owner=person)
         response = logged_in(person).post(
             f"/api/documents/{document.pk}/reprocess/", {"priority": priority}
@@ -96,7 +99,7 @@ def test_active_jobs_are_limited_per_user(settings, user, other_user, make_docum
     assert upload(client).status_code == 202
     response = upload(client)
     assert response.status_code == 429
-    assert "the limit is 2" in response.json()["error"]
+    assert "the limit is 2" in response.json()["error"]["message"]
     page = client.post(
         "/documents/upload/", {"file": SimpleUploadedFile("b.txt", b"more")}
     )
@@ -149,5 +152,5 @@ def test_api_calls_are_rate_limited_per_user(settings, user, other_user):
     response = client.get("/api/documents/")
     assert response.status_code == 429
     assert int(response["Retry-After"]) > 0
-    assert response.json()["error"]
+    assert response.json()["error"]["message"]
     assert logged_in(other_user).get("/api/documents/").status_code == 200

@@ -542,7 +542,7 @@ def test_api_status_shows_why_a_document_failed(token_client, queue):
     )
 
 
-def test_api_reprocess_answers_202_and_queues_once(token_client, user, queue):
+def test_api_reprocess_answers_202_then_409_while_queued(token_client, user, queue):
     grant_operator(user)  # only operators may set a priority
     document_id = token_client.post(
         API_URL, {"file": upload("a.txt", b"words\n")}
@@ -553,12 +553,11 @@ def test_api_reprocess_answers_202_and_queues_once(token_client, user, queue):
     response = token_client.post(url, {"priority": "3"})
     assert response.status_code == 202
     assert response.json()["status"] == "pending"
-    assert response.json()["queued"] is True
     item = QueueItem.objects.get(operation=Operation.REPROCESS)
     assert (item.status, item.priority) == (Status.PENDING, 3)
     again = token_client.post(url)
-    assert again.status_code == 202
-    assert again.json()["queued"] is False
+    assert again.status_code == 409
+    assert again.json()["error"]["code"] == "already_queued"
     assert QueueItem.objects.filter(operation=Operation.REPROCESS).count() == 1
 
 
@@ -594,7 +593,7 @@ def test_api_refuses_bad_files_with_a_json_error(
 ):
     response = token_client.post(API_URL, {"file": upload(name, content)})
     assert response.status_code == 400
-    error = response.json()["error"]
+    error = response.json()["error"]["message"]
     assert name in error and phrase in error
     assert_nothing_left(media_root)
 
@@ -605,7 +604,7 @@ def test_api_refuses_a_file_over_the_size_limit(token_client, settings, media_ro
         API_URL, {"file": upload("big.pdf", b"%PDF-1.4\n" + b"0" * (1536 * 1024))}
     )
     assert response.status_code == 400
-    assert "limit is 1.0" in response.json()["error"]
+    assert "limit is 1.0" in response.json()["error"]["message"]
     assert_nothing_left(media_root)
 
 
@@ -624,7 +623,7 @@ def test_api_refuses_malformed_requests_with_a_json_error(
 ):
     response = token_client.post(API_URL, data)
     assert response.status_code == 400
-    assert response.json()["error"]
+    assert response.json()["error"]["message"]
     assert_nothing_left(media_root)
 
 
@@ -649,7 +648,7 @@ def test_api_refuses_anonymous_requests_with_401(client, make_document, media_ro
     ]:
         response = getattr(client, method)(url)
         assert response.status_code == 401, url
-        assert response.json()["error"], url
+        assert response.json()["error"]["message"], url
         assert response["WWW-Authenticate"].startswith("Token"), url
     assert not QueueItem.objects.exists()
 
@@ -658,7 +657,7 @@ def test_api_refuses_a_wrong_token(make_document):
     client = Client(headers={"authorization": "Token " + "0" * 40})
     response = client.get(API_URL)
     assert response.status_code == 401
-    assert response.json()["error"]
+    assert response.json()["error"]["message"]
 
 
 def test_api_answers_404_for_another_users_document(
@@ -671,7 +670,7 @@ def test_api_answers_404_for_another_users_document(
     ]:
         response = getattr(token_client, method)(url)
         assert response.status_code == 404, url
-        assert response.json()["error"], url
+        assert response.json()["error"]["message"], url
     assert not QueueItem.objects.exists()
 
 
@@ -691,7 +690,7 @@ def test_api_session_post_needs_a_csrf_token(user, media_root):
     client.force_login(user)
     refused = client.post(API_URL, {"file": upload("a.txt", b"words\n")})
     assert refused.status_code == 403
-    assert "CSRF" in refused.json()["error"]
+    assert "CSRF" in refused.json()["error"]["message"]
     assert_nothing_left(media_root)
 
     client.get(UPLOAD_URL)
@@ -856,7 +855,7 @@ def test_broken_corpus_files_are_refused_by_the_api(
 ):
     response = token_client.post(API_URL, {"file": corpus_upload(rel_path)})
     assert response.status_code == 400
-    assert phrase in response.json()["error"]
+    assert phrase in response.json()["error"]["message"]
     assert_nothing_left(media_root)
 
 

@@ -130,7 +130,7 @@ def test_full_disk_answers_507_with_a_json_error_on_the_api(
     disk_full()
     response = token_client.post(API_URL, {"file": text_file("a.txt")})
     assert response.status_code == 507
-    assert "storage is full" in str(response.json()["error"])
+    assert "storage is full" in str(response.json()["error"]["message"])
     assert stored_files(media_root) == []
     assert not Document.objects.exists() and not QueueItem.objects.exists()
 
@@ -170,7 +170,7 @@ def test_a_database_error_on_the_api_answers_503_and_leaves_nothing(
 ):
     response = token_client.post(API_URL, {"file": text_file("a.txt")})
     assert response.status_code == 503
-    assert "database did not accept it" in str(response.json()["error"])
+    assert "database did not accept it" in str(response.json()["error"]["message"])
     assert stored_files(media_root) == []
     assert not Document.objects.exists() and not QueueItem.objects.exists()
 
@@ -240,7 +240,7 @@ def test_a_duplicate_on_the_api_answers_409_unless_allowed(token_client, media_r
     first = token_client.post(API_URL, {"file": text_file("a.txt")}).json()
     response = token_client.post(API_URL, {"file": text_file("b.txt")})
     assert response.status_code == 409
-    assert f"/api/documents/{first['id']}/" in str(response.json()["error"])
+    assert f"/api/documents/{first['id']}/" in str(response.json()["error"]["message"])
     response = token_client.post(
         API_URL, {"file": text_file("b.txt"), "allow_duplicates": "true"}
     )

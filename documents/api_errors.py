@@ -1,0 +1,126 @@
+"""One JSON error shape for the whole API, whatever raised the error.
+
+Every error under ``/api/`` answers::
+
+    {"error": {"code": "not_found", "message": "One human sentence.", "fields": {}}}
+
+``code`` is stable for scripts to branch on, ``message`` is for people, and ``fields``
+maps a request field to its messages (empty when the error is not about a field).
+Views raise DRF exceptions (``NotFound``, ``PermissionDenied``, ``Throttled``,
+``ValidationError`` or an ``APIException`` subclass with its ``status_code``); this
+module renders them. Django's own 404 and 500 pages also come here for API paths.
+"""
+
+from __future__ import annotations
+
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views import defaults
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+API_PREFIX = "/api/"
+
+# Django's Http404 (get_object_or_404) names the model and the query.
+NOT_FOUND_MESSAGE = "Nothing here: no such document, or not one you may see."
+INVALID_MESSAGE = "Some fields are not valid: {names}."
+
+
+def error_body(code: str, message: str, fields: dict | None = None) -> dict:
+    """The API's error shape, for responses made outside DRF (middleware, 404s)."""
+    return {"error": {"code": code, "message": message, "fields": fields or {}}}
+
+
+def error_response(status_code: int, code: str, message: str) -> JsonResponse:
+    """A plain Django response in the API's error shape."""
+    return JsonResponse(error_body(code, message), status=status_code)
+
+
+def _messages(detail: object) -> list[str]:
+    if isinstance(detail, dict):
+        return [m for value in detail.values() for m in _messages(value)]
+    if isinstance(detail, list):
+        return [m for value in detail for m in _messages(value)]
+    return [str(detail)]
+
+
+def _validation_body(detail: object) -> dict:
+    if not isinstance(detail, dict):
+        messages = _messages(detail)
+        return error_body("invalid", " ".join(messages) or "The request is not valid.")
+    fields = {name: _messages(value) for name, value in detail.items()}
+    general = fields.pop("non_field_errors", [])
+    every = general + [m for messages in fields.values() for m in messages]
+    if len(every) == 1:
+        message = every[0]
+    else:
+        message = " ".join(general) or INVALID_MESSAGE.format(names=", ".join(fields))
+    return error_body("invalid", message, fields)
+
+
+def exception_handler(exc: Exception, context: dict) -> Response | None:
+    """DRF's ``EXCEPTION_HANDLER``: DRF's status and headers, our body."""
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None  # not an API error: Django's 500 handler answers (JSON for /api/)
+    if isinstance(exc, exceptions.ValidationError):
+        response.data = _validation_body(exc.detail)
+    elif isinstance(exc, Http404):
+        response.data = error_body("not_found", NOT_FOUND_MESSAGE)
+    else:
+        detail = (
+            response.data.get("detail", "") if isinstance(response.data, dict) else ""
+        )
+        code = getattr(detail, "code", None) or "error"
+        response.data = error_body(code, str(detail) or "The request failed.")
+    return response
+
+
+def api_not_found(
+    request: HttpRequest, *args: object, **kwargs: object
+) -> HttpResponse:
+    """Any address under ``/api/`` that is not an endpoint."""
+    return error_response(
+        status.HTTP_404_NOT_FOUND,
+        "not_found",
+        f"There is no API endpoint at {request.path}; see /api/docs/.",
+    )
+
+
+# Django's error views for requests that never reached DRF, as (status, code, message).
+DJANGO_ERRORS = {
+    400: ("bad_request", "The request could not be understood."),
+    403: ("permission_denied", "You may not do that."),
+    500: (
+        "server_error",
+        "Something went wrong on our side; it is logged. Try again later.",
+    ),
+}
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """``handler400``: JSON for API paths, Django's page for everything else."""
+    if request.path.startswith(API_PREFIX):
+        return error_response(400, *DJANGO_ERRORS[400])
+    return defaults.bad_request(request, exception)
+
+
+def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """``handler403``: JSON for API paths, Django's page for everything else."""
+    if request.path.startswith(API_PREFIX):
+        return error_response(403, *DJANGO_ERRORS[403])
+    return defaults.permission_denied(request, exception)
+
+
+def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """``handler404``: JSON for API paths, Django's page for everything else."""
+    if request.path.startswith(API_PREFIX):
+        return api_not_found(request)
+    return defaults.page_not_found(request, exception)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """``handler500``: JSON for API paths, Django's page for everything else."""
+    if request.path.startswith(API_PREFIX):
+        return error_response(500, *DJANGO_ERRORS[500])
+    return defaults.server_error(request)
