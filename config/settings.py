@@ -31,7 +31,7 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
+    "knox",
     "documents",
     "jobqueue",
 ]
@@ -157,7 +157,7 @@ CRON_TIME_BUDGET = env.float("CRON_TIME_BUDGET", default=25.0)
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # Token first, so an anonymous request gets 401 with WWW-Authenticate.
-        "rest_framework.authentication.TokenAuthentication",
+        "documents.tokens.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -166,6 +166,10 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "EXCEPTION_HANDLER": "documents.api_errors.exception_handler",
 }
+
+# Tokens are stored hashed (SHA-512); they live until revoked unless created with an
+# expiry (create_api_token --expires-days, or the admin's form).
+REST_KNOX = {"TOKEN_TTL": None, "AUTO_REFRESH": False}
 
 # --- Security -------------------------------------------------------------
 SESSION_COOKIE_SECURE = env.bool("SECURE_COOKIES", default=not DEBUG)

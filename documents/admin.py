@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -12,6 +13,8 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.translation import ngettext
+from knox.models import AuthToken, get_digest_token
+from knox.settings import CONSTANTS
 
 from documents.models import Document
 from documents.services import document_reprocess
@@ -159,4 +162,59 @@ class DocumentAdmin(CheckedActionsMixin):
             request,
             "; ".join(parts) + ".",
             messages.SUCCESS if queued else messages.WARNING,
+        )
+
+
+class TokenCreateForm(forms.ModelForm):
+    """Whose token, and when (if ever) it expires; the key is made on save."""
+
+    class Meta:
+        model = AuthToken
+        fields = ("user", "expiry")
+        help_texts = {"expiry": "Leave empty for a token that lives until revoked."}
+
+
+admin.site.unregister(AuthToken)
+
+
+@admin.register(AuthToken)
+class TokenAdmin(CheckedActionsMixin):
+    """API tokens, listed by their first characters only: the key is stored hashed,
+    shown once when the token is made, and revoked by deleting the token."""
+
+    list_display = ("prefix", "user", "created", "expiry")
+    list_filter = ("created", "expiry")
+    search_fields = ("token_key", "user__username")
+    raw_id_fields = ("user",)
+    fields = ("prefix", "user", "created", "expiry")
+    readonly_fields = ("prefix", "user", "created", "expiry")
+
+    @admin.display(description="Key starts with", ordering="token_key")
+    def prefix(self, obj: AuthToken) -> str:
+        return f"{obj.token_key}…"
+
+    def get_form(self, request: HttpRequest, obj: Any = None, **kwargs: Any):
+        if obj is None:
+            kwargs["form"] = TokenCreateForm
+            kwargs["fields"] = TokenCreateForm.Meta.fields
+        return super().get_form(request, obj, **kwargs)
+
+    def get_fields(self, request: HttpRequest, obj: Any = None):
+        return TokenCreateForm.Meta.fields if obj is None else self.fields
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None):
+        return () if obj is None else self.readonly_fields
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def save_model(self, request: HttpRequest, obj: AuthToken, form, change) -> None:
+        obj.digest, key = get_digest_token()
+        obj.token_key = key[: CONSTANTS.TOKEN_KEY_LENGTH]
+        super().save_model(request, obj, form, change)
+        self.message_user(
+            request,
+            f"The new key for {obj.user}: {key} — copy it now; only a hash is "
+            "stored, so it cannot be shown again.",
+            messages.WARNING,
         )

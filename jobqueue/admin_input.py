@@ -5,15 +5,28 @@ from __future__ import annotations
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.contrib.admin.options import IncorrectLookupParameters
+from django.core.exceptions import ValidationError
+from django.db.models import Model
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 
 # The largest id a 64-bit primary key can hold; beyond it PostgreSQL raises.
 MAX_ID = 2**63 - 1
 
 
-def valid_ids(values: list[str]) -> bool:
-    """True when every value is a plain positive whole number that fits an id."""
-    return all(v.isascii() and v.isdigit() and 0 < int(v) <= MAX_ID for v in values)
+def valid_ids(model: type[Model], values: list[str]) -> bool:
+    """True when every value can be the model's primary key (PostgreSQL refuses NUL
+    and integers beyond 64 bits; Django's own field check catches the rest)."""
+    field = model._meta.pk
+    for raw in values:
+        if "\x00" in raw:
+            return False
+        try:
+            value = field.to_python(raw)
+        except ValidationError:
+            return False
+        if isinstance(value, int) and not 0 < value <= MAX_ID:
+            return False
+    return True
 
 
 class CheckedActionsMixin(admin.ModelAdmin):
@@ -32,7 +45,7 @@ class CheckedActionsMixin(admin.ModelAdmin):
 
     def response_action(self, request: HttpRequest, queryset) -> HttpResponse | None:
         selected = request.POST.getlist(helpers.ACTION_CHECKBOX_NAME)
-        if not valid_ids(selected):
+        if not valid_ids(self.model, selected):
             self.message_user(
                 request,
                 "Nothing was done: the selection holds something that is not an id.",

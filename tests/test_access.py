@@ -23,8 +23,8 @@ from django.contrib.contenttypes.models import ContentType
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
-from rest_framework.authtoken.models import Token
 
+from documents.tokens import create_token
 from jobqueue.models import ExtractionMetric, QueueItem, Status, WorkerHeartbeat
 from tests.conftest import REPO_ROOT
 
@@ -209,7 +209,7 @@ PROJECT: dict[str, list[Case]] = {
         Case(lambda w: "/admin/documents/", admin_page(200, 200, 200)),
         Case(lambda w: "/admin/jobqueue/", admin_page(200, 200, 200)),
         Case(lambda w: "/admin/auth/", admin_page(404, 404, 200)),
-        Case(lambda w: "/admin/authtoken/", admin_page(404, 404, 200)),
+        Case(lambda w: "/admin/knox/", admin_page(404, 404, 200)),
     ],
     r"admin/(?P<url>.*)$": [
         Case(lambda w: "/admin/no-such-page/", admin_page(404, 404, 404))
@@ -283,9 +283,8 @@ ADMIN_MODELS: dict[str, ModelRules] = {
     "auth_group": ModelRules(
         lambda w: w.group, SUPERUSER, SUPERUSER, SUPERUSER, SUPERUSER, SUPERUSER
     ),
-    "authtoken_tokenproxy": ModelRules(
-        # The token admin addresses a token by its user's id.
-        lambda w: w.users["user"],
+    "knox_authtoken": ModelRules(
+        lambda w: w.token,
         SUPERUSER,
         SUPERUSER,
         SUPERUSER,
@@ -406,7 +405,8 @@ def world(db, settings, user, other_user, django_user_model, make_document):
         ),
         heartbeat=WorkerHeartbeat.objects.create(worker_id="host:1:abcd:w1"),
         group=Group.objects.create(name="operators"),
-        token=Token.objects.create(user=user),
+        token=create_token(user)[0],
+        key=create_token(user)[1],
         users={
             "anonymous": None,
             "user": user,
@@ -508,7 +508,7 @@ def test_the_api_takes_a_token_without_csrf_but_a_session_needs_it(world):
     upload = {"file": SimpleUploadedFile("t.txt", b"by token\n")}
     client = Client(enforce_csrf_checks=True)
     response = client.post(
-        "/api/documents/", upload, HTTP_AUTHORIZATION=f"Token {world.token.key}"
+        "/api/documents/", upload, HTTP_AUTHORIZATION=f"Token {world.key}"
     )
     assert response.status_code == 202
     session = client_for(world, "user", enforce_csrf_checks=True)
@@ -583,13 +583,13 @@ def test_uploaded_files_are_reachable_only_through_the_owner(world, media_root):
     assert client_for(world, "other").get(download).status_code == 404
     assert Client().get(download).status_code == 302
     # A token is for the API, which never serves the file; the page needs a session.
-    token = {"HTTP_AUTHORIZATION": f"Token {world.token.key}"}
+    token = {"HTTP_AUTHORIZATION": f"Token {world.key}"}
     assert Client().get(download, **token).status_code == 302
-    other_token = Token.objects.create(user=world.users["other"])
+    other_key = create_token(world.users["other"])[1]
     api_url = f"/api/documents/{world.document.pk}/"
     assert Client().get(api_url, **token).status_code == 200
     assert (
-        Client().get(api_url, HTTP_AUTHORIZATION=f"Token {other_token.key}").status_code
+        Client().get(api_url, HTTP_AUTHORIZATION=f"Token {other_key}").status_code
         == 404
     )
     assert (

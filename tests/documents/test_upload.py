@@ -570,11 +570,11 @@ def test_api_lists_only_your_documents(token_client, make_document, other_user):
     assert "text" not in response.json()[0]
 
 
-def test_create_api_token_prints_a_stable_key(user, api_token):
+def test_create_api_token_prints_a_new_key_each_time(user, api_token):
     out = io.StringIO()
     call_command("create_api_token", user.username, stdout=out)
-    assert out.getvalue().strip() == api_token
-    assert re.fullmatch(r"[0-9a-f]{40}", api_token)
+    assert out.getvalue().strip() != api_token
+    assert re.fullmatch(r"[0-9a-f]{64}", api_token)
 
 
 @pytest.mark.parametrize(

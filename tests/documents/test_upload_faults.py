@@ -83,10 +83,9 @@ def database_refuses_jobs() -> Iterator[None]:
 
 @pytest.fixture
 def token_client(client, user):
-    from rest_framework.authtoken.models import Token
+    from documents.tokens import create_token
 
-    token = Token.objects.create(user=user)
-    client.defaults["HTTP_AUTHORIZATION"] = f"Token {token.key}"
+    client.defaults["HTTP_AUTHORIZATION"] = f"Token {create_token(user)[1]}"
     return client
 
 

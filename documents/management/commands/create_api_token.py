@@ -1,28 +1,54 @@
-"""Print an API token for a user (``Authorization: Token <key>``)."""
+"""Create an API token for a user and print it, once (``Authorization: Token <key>``)."""
 
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
-from rest_framework.authtoken.models import Token
+
+from documents.tokens import create_token
+
+
+def positive_int(value: str) -> int:
+    number = int(value)
+    if not 0 < number <= 36500:
+        raise ValueError(value)
+    return number
 
 
 class Command(BaseCommand):
-    help = "Create (or with --reset, replace) the API token of USER and print it."
+    help = (
+        "Create an API token for USER and print its key. Only a hash is stored: the "
+        "key cannot be shown again. Revoke tokens in the admin (or with --reset)."
+    )
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("username")
         parser.add_argument(
-            "--reset", action="store_true", help="Replace an existing token."
+            "--reset", action="store_true", help="Revoke the user's other tokens first."
+        )
+        parser.add_argument(
+            "--expires-days",
+            type=positive_int,
+            metavar="DAYS",
+            help="Let the token expire after DAYS days (default: never).",
         )
 
-    def handle(self, *, username: str, reset: bool, **options) -> None:
+    def handle(
+        self, *, username: str, reset: bool, expires_days: int | None, **options
+    ) -> None:
         User = get_user_model()  # noqa: N806
         try:
             user = User.objects.get(**{User.USERNAME_FIELD: username})
         except User.DoesNotExist:
             raise CommandError(f"No user named “{username}”.") from None
         if reset:
-            Token.objects.filter(user=user).delete()
-        token, _created = Token.objects.get_or_create(user=user)
-        self.stdout.write(token.key)
+            revoked = user.auth_token_set.all().delete()[0]
+            self.stderr.write(f"Revoked {revoked} token(s) of {username}.")
+        token, key = create_token(user, expires_in_days=expires_days)
+        # The key alone on stdout, so scripts can capture it; the notice on stderr.
+        self.stdout.write(key)
+        self.stderr.write(
+            f"Token {token.token_key}… for {username}"
+            + (f", expires {token.expiry:%Y-%m-%d %H:%M} UTC" if token.expiry else "")
+            + ". Copy the key now: it is stored hashed and cannot be shown again."
+        )
