@@ -121,11 +121,13 @@ def test_import_documents_needs_a_real_owner_and_path(user, tmp_path: Path):
         call_command("import_documents", str(tmp_path / "missing"), "--owner", "alice")
 
 
-def test_create_api_token_prints_a_stable_key_and_resets_on_request(user):
+def test_create_api_token_prints_a_new_key_and_resets_on_request(user):
     first = run("create_api_token", "alice").strip()
-    assert len(first) == 40
-    assert run("create_api_token", "alice").strip() == first
-    assert run("create_api_token", "alice", "--reset").strip() != first
+    assert len(first) == 64
+    assert run("create_api_token", "alice").strip() != first
+    assert user.auth_token_set.count() == 2
+    run("create_api_token", "alice", "--reset")
+    assert user.auth_token_set.count() == 1
     with pytest.raises(CommandError, match="No user named"):
         call_command("create_api_token", "nobody")
 
