@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -58,3 +60,56 @@ class UploadForm(forms.Form):
         if not self.accepted:
             raise ValidationError([reason for _, reason in self.rejected])
         return self.accepted
+
+
+MAX_TAGS = 20
+
+
+class DocumentDetailsForm(forms.Form):
+    """The owner's own title and tags (comma-separated) for a document."""
+
+    title = forms.CharField(
+        max_length=255,
+        required=False,
+        help_text="Shown instead of the file name; leave empty to use the file name.",
+    )
+    tags = forms.CharField(
+        max_length=1000,
+        required=False,
+        help_text=f"Separate tags with commas; up to {MAX_TAGS}, each up to 50 characters.",
+    )
+
+    def clean_title(self) -> str:
+        return " ".join(self.cleaned_data["title"].split())
+
+    def clean_tags(self) -> list[str]:
+        names: dict[str, str] = {}
+        for raw in self.cleaned_data["tags"].split(","):
+            name = " ".join(raw.split())
+            if len(name) > 50:
+                raise ValidationError(f"“{name[:50]}…” is longer than 50 characters.")
+            if name:
+                names.setdefault(name.casefold(), name)
+        if len(names) > MAX_TAGS:
+            raise ValidationError(f"At most {MAX_TAGS} tags, please.")
+        return list(names.values())
+
+
+class DocumentFilterForm(forms.Form):
+    """The list's filters; a value that does not validate is ignored, not an error."""
+
+    q = forms.CharField(max_length=200, required=False)
+    status = forms.ChoiceField(required=False)
+    type = forms.CharField(max_length=100, required=False)
+    tag = forms.CharField(max_length=50, required=False)
+    since = forms.DateField(required=False)
+    until = forms.DateField(required=False)
+
+    def __init__(self, data, *, statuses: list[tuple[str, str]]) -> None:
+        super().__init__(data)
+        self.fields["status"].choices = [("", "Any"), *statuses]
+
+    def filters(self) -> dict[str, Any]:
+        """The valid, non-empty values."""
+        self.is_valid()
+        return {k: v for k, v in self.cleaned_data.items() if v not in ("", None)}

@@ -7,6 +7,7 @@ from pathlib import PurePosixPath
 
 from django.conf import settings
 from django.db import models
+from django.db.models.functions import Lower
 from django.urls import reverse
 
 from jobqueue.models import Status
@@ -26,6 +27,26 @@ class DocumentQuerySet(models.QuerySet["Document"]):
         return self.filter(owner=user)
 
 
+class Tag(models.Model):
+    """A person's own label for their documents; one name per person, in any case."""
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="tags"
+    )
+    name = models.CharField(max_length=50)
+
+    class Meta:
+        ordering = [Lower("name")]
+        constraints = [
+            models.UniqueConstraint(
+                "owner", Lower("name"), name="uniq_tag_name_per_owner"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class Document(models.Model):
     """An uploaded file; ``status`` mirrors its latest queue item."""
 
@@ -33,6 +54,8 @@ class Document(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="documents"
     )
     original_filename = models.CharField(max_length=255)
+    title = models.CharField(max_length=255, blank=True)
+    tags = models.ManyToManyField(Tag, blank=True, related_name="documents")
     file = models.FileField(upload_to=stored_file_name, max_length=255)
     mime_type = models.CharField(max_length=100)
     size = models.PositiveBigIntegerField()
@@ -57,7 +80,7 @@ class Document(models.Model):
         ordering = ["-created_at", "-id"]
 
     def __str__(self) -> str:
-        return self.original_filename
+        return self.title or self.original_filename
 
     def get_absolute_url(self) -> str:
         return reverse("documents:detail", args=[self.pk])

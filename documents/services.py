@@ -13,7 +13,7 @@ from django.db import DatabaseError, IntegrityError, transaction
 from django.utils import timezone
 
 from documents.extractors.base import ExtractionResult
-from documents.models import Document
+from documents.models import Document, Tag
 from documents.uploads import CheckedUpload
 from jobqueue.models import Operation, Status
 from jobqueue.services import DocumentQueueService
@@ -158,6 +158,40 @@ def document_reprocess(*, document: Document, priority: int = 0) -> int | None:
         fields=["status", "error_type", "error_message", "updated_at"]
     )
     return job_id
+
+
+def document_delete(*, document: Document) -> None:
+    """Delete the document with its text and jobs; its file goes once that commits.
+
+    A worker holding one of its jobs finds the job gone and records nothing (fencing).
+    """
+    storage, name = document.file.storage, document.file.name
+    with transaction.atomic():
+        document.delete()
+        _drop_unused_tags(document.owner_id)
+        transaction.on_commit(lambda: _discard(storage, name))
+
+
+def document_update_details(
+    *, document: Document, title: str, tag_names: list[str]
+) -> None:
+    """Set the owner's title and tags; tags are the owner's own, made on first use."""
+    with transaction.atomic():
+        tags = [
+            Tag.objects.get_or_create(
+                owner_id=document.owner_id, name__iexact=name, defaults={"name": name}
+            )[0]
+            for name in tag_names
+        ]
+        document.title = title
+        document.save(update_fields=["title", "updated_at"])
+        document.tags.set(tags)
+        _drop_unused_tags(document.owner_id)
+
+
+def _drop_unused_tags(owner_id: int) -> None:
+    # A tag no document carries any more would linger in the list's filter.
+    Tag.objects.filter(owner_id=owner_id, documents=None).delete()
 
 
 def document_store_result(*, document_id: int, result: ExtractionResult) -> None:

@@ -9,9 +9,12 @@ urlpatterns = [
     path("upload/", views.upload, name="upload"),
     path("search/", views.search, name="search"),
     path("status/", views.document_statuses, name="statuses"),
+    path("bulk/", views.bulk, name="bulk"),
     path("<int:pk>/", views.document_detail, name="detail"),
     path("<int:pk>/status/", views.document_status, name="status"),
     path("<int:pk>/reprocess/", views.reprocess, name="reprocess"),
     path("<int:pk>/download/", views.download, name="download"),
     path("<int:pk>/text/", views.download_text, name="text"),
+    path("<int:pk>/edit/", views.edit, name="edit"),
+    path("<int:pk>/delete/", views.delete, name="delete"),
 ]

@@ -1,4 +1,5 @@
-"""Pages for people: upload, their documents, one document, search, reprocess, download."""
+"""Pages for people: upload, their documents, one document, search, reprocess, download,
+edit, delete, and actions on many documents at once."""
 
 from __future__ import annotations
 
@@ -10,12 +11,23 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.db.models import Count
+from django.db.models import Count, Q, QuerySet
 from django.db.models.functions import Length, Lower, Substr
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import (
+    FileResponse,
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    JsonResponse,
+    StreamingHttpResponse,
+)
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.defaultfilters import filesizeformat
+from django.urls import reverse
+from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.http import content_disposition_header
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 
 from documents.access import (
@@ -23,18 +35,27 @@ from documents.access import (
     UploadRateThrottle,
     can_reprocess,
     check_active_jobs,
+    is_operator,
 )
+from documents.archive import zip_stream
 from documents.extractors import SUPPORTED_TYPES
-from documents.forms import UploadForm
-from documents.models import Document
+from documents.forms import DocumentDetailsForm, DocumentFilterForm, UploadForm
+from documents.models import Document, Tag
 from documents.search import SearchTooBroad, search_documents
 from documents.services import (
     DuplicateUpload,
     UploadRefused,
     document_create,
+    document_delete,
     document_reprocess,
+    document_update_details,
 )
-from documents.templatetags.documents_tags import error_help, is_active, status_help
+from documents.templatetags.documents_tags import (
+    error_help,
+    format_label,
+    is_active,
+    status_help,
+)
 from documents.uploads import accepted_types_label
 from jobqueue.models import Status
 
@@ -54,8 +75,12 @@ SORTS: dict[str, tuple] = {
     "size": ("size", "id"),
     "-size": ("-size", "-id"),
 }
+# Bounds of one bulk action: a page's worth of documents, and what a ZIP may hold.
+MAX_BULK = 100
+ZIP_MAX_BYTES = 1024 * 1024 * 1024
 LIST_FIELDS = (
     "original_filename",
+    "title",
     "status",
     "size",
     "mime_type",
@@ -73,7 +98,7 @@ def _status_json(document: Document) -> dict:
         "active": is_active(document.status),
         "error_type": document.error_type or None,
         "error_message": document.error_message or None,
-        "error_help": error_help(document.error_type) or None,
+        "error_help": error_help(document) or None,
         "page_count": document.page_count,
     }
 
@@ -118,12 +143,17 @@ def upload(request: HttpRequest) -> HttpResponse:
             form.add_error("file", _refusal_message(refusal))
         status = max(refusal.http_status for refusal in refused)
         return upload_page(request, form, status=status)
+    # One line for the whole batch: twenty "was uploaded" lines bury the refusals.
+    messages.success(
+        request,
+        f"“{created[0]}” was uploaded and is pending."
+        if len(created) == 1
+        else f"{len(created)} files were uploaded and are pending.",
+    )
     for _name, reason in form.rejected:
         messages.error(request, reason)
     for refusal in refused:
         messages.error(request, _refusal_message(refusal))
-    for document in created:
-        messages.success(request, f"“{document}” was uploaded and is pending.")
     if len(created) == 1 and not form.rejected and not refused:
         return redirect(created[0])
     return redirect("documents:list")
@@ -167,28 +197,58 @@ def _refused(
 
 @login_required
 def document_list(request: HttpRequest) -> HttpResponse:
-    """The person's documents, newest first; filter by status, sort, paginate."""
-    status = request.GET.get("status", "")
-    status = status if status in Status.values else ""
+    """The person's documents, newest first; filter, sort, paginate, select."""
     sort = request.GET.get("sort", "")
     sort = sort if sort in SORTS else "-date"
-    documents = Document.objects.for_user(request.user)
+    mine = Document.objects.for_user(request.user)
+    form = DocumentFilterForm(request.GET, statuses=Status.choices)
+    filters = form.filters()
+    documents = _filtered(mine, {k: v for k, v in filters.items() if k != "status"})
+    # Counts per status follow the other filters, so each says what a click shows.
     counts = dict(documents.order_by().values_list("status").annotate(n=Count("id")))
-    if status:
-        documents = documents.filter(status=status)
-    documents = documents.select_related("owner").only(*LIST_FIELDS, "owner__username")
+    if "status" in filters:
+        documents = documents.filter(status=filters["status"])
+    documents = (
+        documents.select_related("owner")
+        .prefetch_related("tags")
+        .only(*LIST_FIELDS, "owner__username")
+    )
     page = Paginator(documents.order_by(*SORTS[sort]), PAGE_SIZE).get_page(
         request.GET.get("page")
     )
+    types = mine.order_by().values_list("mime_type", flat=True).distinct()
     context = {
         "page": page,
-        "status": status,
+        "filters": filters,
+        "status": filters.get("status", ""),
         "sort": sort,
         "statuses": [(s, label, counts.get(s, 0)) for s, label in Status.choices],
         "total": sum(counts.values()),
+        "types": sorted(((t, format_label(t)) for t in types), key=lambda t: t[1]),
+        "tags": Tag.objects.filter(owner=request.user),
         "any_active": any(is_active(d.status) for d in page),
+        "max_bulk": MAX_BULK,
     }
     return render(request, "documents/list.html", context)
+
+
+def _filtered(documents: QuerySet, filters: dict) -> QuerySet:
+    """Documents matching the list's filters (all but status)."""
+    if "q" in filters:
+        documents = documents.filter(
+            Q(title__icontains=filters["q"])
+            | Q(original_filename__icontains=filters["q"])
+        )
+    if "type" in filters:
+        documents = documents.filter(mime_type=filters["type"])
+    if "tag" in filters:
+        documents = documents.filter(tags__name__iexact=filters["tag"])
+    # Whole days in the site's time zone, both ends included.
+    if "since" in filters:
+        documents = documents.filter(created_at__date__gte=filters["since"])
+    if "until" in filters:
+        documents = documents.filter(created_at__date__lte=filters["until"])
+    return documents
 
 
 @login_required
@@ -201,6 +261,9 @@ def document_detail(request: HttpRequest, pk: int) -> HttpResponse:
     document = get_object_or_404(documents, pk=pk)
     context = {
         "document": document,
+        "tags": document.tags.all(),
+        "can_edit": document.owner_id == request.user.pk,
+        "can_delete": _may_delete(request.user, document),
         "active": is_active(document.status),
         "can_reprocess": can_reprocess(request.user, document),
         "text": document.text_start,
@@ -324,3 +387,143 @@ def download(request: HttpRequest, pk: int) -> FileResponse:
         filename=document.original_filename,
         content_type=document.mime_type,
     )
+
+
+@login_required
+def edit(request: HttpRequest, pk: int) -> HttpResponse:
+    """The owner's title and tags for a document (staff may look, not label)."""
+    document = get_object_or_404(Document.objects.filter(owner=request.user), pk=pk)
+    if request.method == "POST":
+        form = DocumentDetailsForm(request.POST)
+        if form.is_valid():
+            document_update_details(
+                document=document,
+                title=form.cleaned_data["title"],
+                tag_names=form.cleaned_data["tags"],
+            )
+            messages.success(request, "The title and tags were saved.")
+            return redirect(document)
+    else:
+        tags = ", ".join(tag.name for tag in document.tags.all())
+        form = DocumentDetailsForm(initial={"title": document.title, "tags": tags})
+    context = {"document": document, "form": form}
+    return render(request, "documents/edit.html", context)
+
+
+def _deletable(user) -> QuerySet:
+    """The owner may delete their documents; an operator anyone's."""
+    if is_operator(user):
+        return Document.objects.all()
+    return Document.objects.filter(owner=user)
+
+
+def _may_delete(user, document: Document) -> bool:
+    return document.owner_id == user.pk or is_operator(user)
+
+
+@login_required
+def delete(request: HttpRequest, pk: int) -> HttpResponse:
+    """Ask first (GET), then delete the document, its file, text and jobs (POST)."""
+    document = get_object_or_404(
+        Document.objects.for_user(request.user).defer("text"), pk=pk
+    )
+    if not _may_delete(request.user, document):
+        raise PermissionDenied("Only the owner or an operator may delete a document.")
+    if request.method != "POST":
+        return render(request, "documents/delete.html", {"documents": [document]})
+    name = str(document)
+    document_delete(document=document)
+    messages.success(request, f"“{name}” was deleted.")
+    return redirect("documents:list")
+
+
+@login_required
+@require_POST
+def bulk(request: HttpRequest) -> HttpResponse:
+    """Reprocess, delete (after a confirmation page) or download selected documents."""
+    ids = _selected_ids(request)
+    action = request.POST.get("action", "")
+    if not ids or action not in {"reprocess", "delete", "download"}:
+        messages.warning(request, "Select one or more documents, then an action.")
+        return redirect(_back_to_list(request))
+    if len(ids) > MAX_BULK:
+        messages.error(request, f"At most {MAX_BULK} documents at once, please.")
+        return redirect(_back_to_list(request))
+    if action == "download":
+        return _download_zip(request, ids)
+    documents = Document.objects.for_user(request.user)
+    if action == "delete":
+        documents = _deletable(request.user)
+    documents = documents.filter(pk__in=ids).defer("text").order_by("pk")
+    if action == "reprocess":
+        queued = sum(document_reprocess(document=d) is not None for d in documents)
+        messages.success(
+            request,
+            ngettext(
+                "%(n)d document was queued for reprocessing.",
+                "%(n)d documents were queued for reprocessing.",
+                queued,
+            )
+            % {"n": queued}
+            + _skipped_note(len(documents) - queued),
+        )
+        return redirect(_back_to_list(request))
+    if request.POST.get("confirm") != "yes":
+        context = {
+            "documents": documents,
+            "list_url": _back_to_list(request),
+            "next_query": request.POST.get("next", ""),
+        }
+        return render(request, "documents/delete.html", context)
+    for document in documents:
+        document_delete(document=document)
+    count = len(documents)
+    messages.success(
+        request,
+        ngettext("%(n)d document was deleted.", "%(n)d documents were deleted.", count)
+        % {"n": count},
+    )
+    return redirect(_back_to_list(request))
+
+
+def _selected_ids(request: HttpRequest) -> list[int]:
+    values = request.POST.getlist("id")[: MAX_BULK + 1]
+    return [int(v) for v in values if v.isascii() and v.isdigit() and len(v) < 19]
+
+
+def _back_to_list(request: HttpRequest) -> str:
+    """The list page the action came from (its filters kept), never another site."""
+    query = request.POST.get("next", "")
+    page = reverse("documents:list")
+    return f"{page}{query}" if query.startswith("?") else page
+
+
+def _skipped_note(skipped: int) -> str:
+    if not skipped:
+        return ""
+    return " " + ngettext(
+        "%(n)d was already queued.", "%(n)d were already queued.", skipped
+    ) % {"n": skipped}
+
+
+def _download_zip(request: HttpRequest, ids: list[int]) -> HttpResponse:
+    # Only the person's own files, even for staff: a ZIP is not the place to audit.
+    documents = Document.objects.filter(owner=request.user, pk__in=ids)
+    documents = documents.only("pk", "original_filename", "file", "size")
+    documents = list(documents.order_by(Lower("original_filename"), "pk"))
+    if not documents:
+        raise Http404("None of these documents is yours.")
+    total = sum(d.size for d in documents)
+    if total > ZIP_MAX_BYTES:
+        messages.error(
+            request,
+            f"These files come to {filesizeformat(total)}; a download holds at most "
+            f"{filesizeformat(ZIP_MAX_BYTES)}. Select fewer.",
+        )
+        return redirect(_back_to_list(request))
+    response = StreamingHttpResponse(
+        zip_stream(documents), content_type="application/zip"
+    )
+    stamp = timezone.localtime().strftime("%Y-%m-%d-%H%M")
+    response["Content-Disposition"] = f'attachment; filename="documents-{stamp}.zip"'
+    return response

@@ -101,6 +101,24 @@ def status_badge(status: str) -> SafeString:
     return badge(Status(status).label, STATUS_COLOURS.get(status, "#6c757d"))
 
 
+def is_encrypted(error_type: str, error_message: str) -> bool:
+    """A password-protected file. Its type stays ``corruption`` (it fails for good
+    just the same), but it must be called locked, not damaged."""
+    text = error_message.casefold()
+    return error_type == ErrorType.CORRUPTION and (
+        "encrypted" in text or "password" in text
+    )
+
+
+def error_label(error_type: str, error_message: str) -> str:
+    """A short name for an error: "Encrypted" where the file is locked, not damaged."""
+    if not error_type:
+        return ""
+    if is_encrypted(error_type, error_message):
+        return "Encrypted"
+    return ErrorType(error_type).label if error_type in ErrorType.values else error_type
+
+
 def document_link(document_id: int, name: str) -> SafeString:
     """A link to the document's admin page, its (untrusted) name escaped."""
     url = reverse("admin:documents_document_change", args=[document_id])

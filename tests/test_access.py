@@ -125,6 +125,31 @@ PROJECT: dict[str, list[Case]] = {
         Case(lambda w: f"/documents/{_doc(w)}/text/", people(200, 404)),
         Case(lambda w: f"/documents/{_doc(w)}/text/", people(405), "post"),
     ],
+    # Title and tags: the owner's alone. Delete: the owner or an operator (its POST
+    # is tested in tests/documents/test_manage.py: it cannot run for every role).
+    "documents:edit": [
+        Case(
+            lambda w: f"/documents/{_doc(w)}/edit/",
+            expect(302, 200, 404, 404, 404, 404),
+        ),
+        Case(
+            lambda w: f"/documents/{_doc(w)}/edit/",
+            expect(302, 302, 404, 404, 404, 404),
+            "post",
+            data=lambda: {"title": "Mine", "tags": ""},
+        ),
+    ],
+    "documents:delete": [
+        Case(
+            lambda w: f"/documents/{_doc(w)}/delete/",
+            expect(302, 200, 404, 403, 200, 200),
+        )
+    ],
+    "documents:bulk": [
+        Case(lambda w: "/documents/bulk/", people(405)),
+        # Nothing selected: back to the list, with a message.
+        Case(lambda w: "/documents/bulk/", people(302), "post"),
+    ],
     # The JSON API (session here; tokens below).
     "api:documents": [
         Case(lambda w: "/api/documents/", api()),

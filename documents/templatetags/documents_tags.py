@@ -5,8 +5,11 @@ from __future__ import annotations
 from django import template
 from django.utils.html import format_html
 
+from documents.extractors.detect import SUPPORTED_TYPES
 from documents.models import Document
-from jobqueue.models import ACTIVE_STATUSES, ErrorType, Status
+from jobqueue import dashboard
+from jobqueue.models import ACTIVE_STATUSES, ErrorType, QueueControl, Status
+from jobqueue.retry import is_retryable
 
 register = template.Library()
 
@@ -40,6 +43,10 @@ ERROR_HELP: dict[str, str] = {
         "fails again, tell an administrator and quote the details below."
     ),
 }
+ENCRYPTED_HELP = (
+    "The file is protected by a password, so its text cannot be read. Remove the "
+    "password (save or print an unprotected copy) and upload that copy."
+)
 
 
 @register.filter
@@ -49,11 +56,38 @@ def status_help(status: str) -> str:
 
 
 @register.filter
-def error_help(error_type: str) -> str:
+def error_help(document: Document) -> str:
     """What went wrong, in plain words, and what to do about it."""
-    if not error_type:
+    if not document.error_type:
         return ""
-    return ERROR_HELP.get(error_type, ERROR_HELP[ErrorType.UNKNOWN])
+    if dashboard.is_encrypted(document.error_type, document.error_message):
+        return ENCRYPTED_HELP
+    return ERROR_HELP.get(document.error_type, ERROR_HELP[ErrorType.UNKNOWN])
+
+
+@register.filter
+def error_label(document: Document) -> str:
+    """A short name for the problem: "Encrypted" rather than "Corrupt file"."""
+    return dashboard.error_label(document.error_type, document.error_message)
+
+
+@register.filter
+def may_succeed_again(document: Document) -> bool:
+    """Whether reprocessing could change the outcome (not for a damaged, locked or
+    unsupported file: the same bytes fail the same way)."""
+    return not document.error_type or is_retryable(document.error_type)
+
+
+@register.filter
+def format_label(mime_type: str) -> str:
+    """A format's name for people ("Word (DOCX)"), never a raw MIME string."""
+    return SUPPORTED_TYPES.get(mime_type, "Other")
+
+
+@register.inclusion_tag("documents/_paused.html")
+def paused_banner() -> dict:
+    """Say so while an operator has paused processing: nothing will move until then."""
+    return {"paused": QueueControl.is_paused()}
 
 
 @register.filter

@@ -3,6 +3,9 @@
   "use strict";
 
   var POLL_MS = 1500;
+  // While nothing on the list is moving: slow, but a reprocess from another tab or an
+  // operator's retry still shows up without a reload.
+  var IDLE_POLL_MS = 10000;
   var MAX_BACKOFF_MS = 15000;
 
   document.documentElement.classList.add("js");
@@ -40,28 +43,38 @@
     });
   }
 
-  /* Poll ``step`` until it resolves to false; back off on errors, pause while hidden. */
+  /* Poll ``step`` while it resolves to a delay in ms (true: the usual one; false:
+     stop); back off on errors, wait while the tab is hidden. */
   function poll(step) {
-    var delay = POLL_MS;
+    var backoff = POLL_MS;
+    var timer = null;
     function tick() {
+      timer = null;
       if (document.hidden) {
-        window.setTimeout(tick, POLL_MS);
+        timer = window.setTimeout(tick, POLL_MS);
         return;
       }
       step().then(
-        function (again) {
-          delay = POLL_MS;
-          if (again) {
-            window.setTimeout(tick, delay);
+        function (next) {
+          backoff = POLL_MS;
+          if (next) {
+            timer = window.setTimeout(tick, next === true ? POLL_MS : next);
           }
         },
         function () {
-          delay = Math.min(delay * 2, MAX_BACKOFF_MS);
-          window.setTimeout(tick, delay);
+          backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+          timer = window.setTimeout(tick, backoff);
         }
       );
     }
-    window.setTimeout(tick, POLL_MS);
+    timer = window.setTimeout(tick, POLL_MS);
+    // A page restored by the Back button shows what it showed when left: look now.
+    window.addEventListener("pageshow", function (event) {
+      if (event.persisted) {
+        window.clearTimeout(timer);
+        tick();
+      }
+    });
   }
 
   /* Swap the page's live regions for fresh ones, without reloading the page. */
@@ -106,11 +119,12 @@
     });
   }
 
-  /* Documents list: badges of unfinished documents update themselves. */
+  /* Documents list: every badge on the page keeps itself current (a page holds at
+     most a few dozen rows, so one bounded request covers them all). */
   var table = document.querySelector("[data-live-list]");
-  if (table && table.querySelector("tr[data-active]")) {
+  if (table) {
     poll(function () {
-      var rows = table.querySelectorAll("tr[data-active]");
+      var rows = table.querySelectorAll("tr[data-document-id]");
       var query = Array.prototype.map
         .call(rows, function (row) {
           return "id=" + encodeURIComponent(row.dataset.documentId);
@@ -125,14 +139,59 @@
           if (updateBadge(row.querySelector("[data-badge]"), doc)) {
             announce(row.dataset.documentName + ": " + doc.status_label);
           }
-          if (!doc.active) {
-            row.removeAttribute("data-active");
-          }
+          row.toggleAttribute("data-active", doc.active);
         });
-        return table.querySelector("tr[data-active]") !== null;
+        return table.querySelector("tr[data-active]") ? POLL_MS : IDLE_POLL_MS;
       });
     });
   }
+
+  /* Documents list: select rows, select all, and say how many are selected. */
+  var bulk = document.querySelector("[data-bulk-form]");
+  if (bulk) {
+    var all = bulk.querySelector("[data-select-all]");
+    var boxes = bulk.querySelectorAll("input[name=id]");
+    var counter = bulk.querySelector("[data-selected-count]");
+    var buttons = bulk.querySelectorAll("button[name=action]");
+    var refresh = function () {
+      var chosen = bulk.querySelectorAll("input[name=id]:checked").length;
+      counter.textContent = chosen
+        ? chosen + (chosen === 1 ? " document selected" : " documents selected")
+        : "Select documents to act on them.";
+      buttons.forEach(function (button) {
+        button.disabled = chosen === 0;
+      });
+      all.checked = chosen > 0 && chosen === boxes.length;
+      all.indeterminate = chosen > 0 && chosen < boxes.length;
+    };
+    all.addEventListener("change", function () {
+      boxes.forEach(function (box) {
+        box.checked = all.checked;
+      });
+      refresh();
+    });
+    boxes.forEach(function (box) {
+      box.addEventListener("change", refresh);
+    });
+    refresh();
+  }
+
+  /* Messages: each can be dismissed; errors stay until the person closes them. */
+  document.querySelectorAll(".messages .message").forEach(function (message) {
+    var close = document.createElement("button");
+    close.type = "button";
+    close.className = "message__close";
+    close.setAttribute("aria-label", "Dismiss");
+    close.textContent = "×";
+    close.addEventListener("click", function () {
+      var list = message.parentNode;
+      message.remove();
+      if (!list.children.length) {
+        list.remove();
+      }
+    });
+    message.append(close);
+  });
 
   /* Upload: drag and drop onto the zone, and a list of what was chosen. */
   var form = document.querySelector("[data-upload-form]");

@@ -111,6 +111,32 @@ def test_messages_are_shown_with_roles(user_client):
     assert re.search(r'role="status">“fine.txt” was uploaded', body)
 
 
+@pytest.mark.django_db
+def test_twelve_files_uploaded_make_one_message(user_client):
+    files = [SimpleUploadedFile(f"f{i}.txt", b"words %d\n" % i) for i in range(12)]
+    response = user_client.post(
+        reverse("documents:upload"), {"file": files}, follow=True
+    )
+    shown = [str(m) for m in response.context["messages"]]
+    assert shown == ["12 files were uploaded and are pending."]
+    # Read once, gone: the next page has no leftover messages.
+    assert b"were uploaded" not in user_client.get(reverse("documents:list")).content
+
+
+@pytest.mark.django_db
+def test_at_most_five_messages_are_shown_and_the_rest_summed_up(user_client):
+    files = [SimpleUploadedFile(f"e{i}.txt", b"") for i in range(8)]
+    files.append(SimpleUploadedFile("ok.txt", b"fine\n"))
+    response = user_client.post(
+        reverse("documents:upload"), {"file": files}, follow=True
+    )
+    body = response.content.decode()
+    assert body.count('class="message message--') == 6
+    assert "“ok.txt” was uploaded" in body
+    assert "…and 4 more." in body
+    assert b"is empty" not in user_client.get(reverse("documents:list")).content
+
+
 # --- upload -----------------------------------------------------------------------
 
 
@@ -140,7 +166,7 @@ def test_upload_several_files_each_gets_its_own_result(user_client, user):
     ]
     messages = [str(m) for m in response.wsgi_request._messages]
     assert any("fake.pdf" in m and "named like a PDF" in m for m in messages)
-    assert sum("was uploaded" in m for m in messages) == 2
+    assert "2 files were uploaded and are pending." in messages
 
 
 @pytest.mark.django_db

@@ -1,0 +1,74 @@
+"""Several documents as one ZIP file, streamed: written as it is sent, never whole
+in memory or on disk."""
+
+from __future__ import annotations
+
+import zipfile
+from collections.abc import Iterable, Iterator
+from pathlib import PurePosixPath
+
+from documents.models import Document
+
+CHUNK_BYTES = 256 * 1024
+
+
+class _Pipe:
+    """A write-only file whose bytes are taken away as they come (zipfile writes to
+    it; the generator below hands them to the response)."""
+
+    def __init__(self) -> None:
+        self.chunks: list[bytes] = []
+        self.offset = 0
+
+    def write(self, data: bytes) -> int:
+        self.chunks.append(bytes(data))
+        self.offset += len(data)
+        return len(data)
+
+    def tell(self) -> int:
+        return self.offset
+
+    def flush(self) -> None:
+        pass
+
+    def take(self) -> bytes:
+        data, self.chunks = b"".join(self.chunks), []
+        return data
+
+
+def unique_names(documents: Iterable[Document]) -> Iterator[tuple[Document, str]]:
+    """Each document with a name no other entry has: "a.pdf", "a (2).pdf", ..."""
+    seen: set[str] = set()
+    for document in documents:
+        path = PurePosixPath(document.original_filename)
+        name, n = path.name, 1
+        while name.casefold() in seen:
+            n += 1
+            name = f"{path.stem} ({n}){path.suffix}"
+        seen.add(name.casefold())
+        yield document, name
+
+
+def zip_stream(documents: Iterable[Document]) -> Iterator[bytes]:
+    """The ZIP file's bytes, chunk by chunk; a document whose file is gone is left out
+    and named in MISSING.txt."""
+    pipe = _Pipe()
+    missing: list[str] = []
+    # A pipe cannot seek back, so zipfile writes sizes after each entry (data
+    # descriptors) and ZIP64 where needed.
+    with zipfile.ZipFile(pipe, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for document, name in unique_names(documents):
+            try:
+                source = document.file.open("rb")
+            except FileNotFoundError:
+                missing.append(name)
+                continue
+            with source, archive.open(name, "w", force_zip64=True) as entry:
+                while chunk := source.read(CHUNK_BYTES):
+                    entry.write(chunk)
+                    yield pipe.take()
+        if missing:
+            archive.writestr(
+                "MISSING.txt", "Files no longer stored:\n" + "\n".join(missing)
+            )
+    yield pipe.take()
