@@ -410,8 +410,8 @@ def edit(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "documents/edit.html", context)
 
 
-def _deletable(user) -> QuerySet:
-    """The owner may delete their documents; an operator anyone's."""
+def _actionable(user) -> QuerySet:
+    """Documents the user may reprocess or delete: their own; an operator's, all."""
     if is_operator(user):
         return Document.objects.all()
     return Document.objects.filter(owner=user)
@@ -451,11 +451,13 @@ def bulk(request: HttpRequest) -> HttpResponse:
         return redirect(_back_to_list(request))
     if action == "download":
         return _download_zip(request, ids)
-    documents = Document.objects.for_user(request.user)
-    if action == "delete":
-        documents = _deletable(request.user)
-    documents = documents.filter(pk__in=ids).defer("text").order_by("pk")
+    documents = _actionable(request.user).filter(pk__in=ids)
+    documents = documents.defer("text").order_by("pk")
     if action == "reprocess":
+        try:
+            check_active_jobs(request.user, adding=len(documents))
+        except LimitReached as error:
+            return _refused(request, str(error))
         queued = sum(document_reprocess(document=d) is not None for d in documents)
         messages.success(
             request,
