@@ -28,11 +28,12 @@ install-dev: $(VENV)/.installed-dev
 
 run: $(VENV)/.installed .env
 	$(PY) manage.py migrate --noinput
+	$(PY) manage.py collectstatic --noinput --verbosity 0
 	$(PY) manage.py ensure_first_user
 	@echo "Web app: http://$(HOST):$(PORT)/  (Ctrl+C stops the web app and the workers)"
 	@trap 'kill $$workers 2>/dev/null; wait $$workers' EXIT INT TERM; \
 	$(PY) manage.py process_queue & workers=$$!; \
-	$(PY) manage.py runserver --noreload $(HOST):$(PORT)
+	$(VENV)/bin/gunicorn --config config/gunicorn.conf.py --bind $(HOST):$(PORT)
 
 test: $(VENV)/.installed-dev
 	$(MAKE) --no-print-directory lint

@@ -46,6 +46,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last: it answers with the user's upload page, so it needs all of the above.
+    "documents.middleware.UploadLimitMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -126,7 +128,9 @@ MAX_UPLOAD_MB = env.int("MAX_UPLOAD_MB", default=50)
 MAX_UPLOAD_FILES = env.int("MAX_UPLOAD_FILES", default=20)
 # Django spools anything larger than this to a temporary file instead of memory.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
-DATA_UPLOAD_MAX_NUMBER_FILES = MAX_UPLOAD_FILES
+# One more than the form takes, so documents.middleware refuses the excess file with
+# a clear message before Django's own check (a bare 400) is reached.
+DATA_UPLOAD_MAX_NUMBER_FILES = MAX_UPLOAD_FILES + 1
 
 # --- Queue and workers ----------------------------------------------------
 QUEUE_WORKERS = env.int("QUEUE_WORKERS", default=2)

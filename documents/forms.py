@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.conf import settings
 from django.core.exceptions import ValidationError
 
 from documents.uploads import CheckedUpload, check_upload
@@ -45,11 +44,9 @@ class UploadForm(forms.Form):
     )
 
     def clean_file(self) -> list[CheckedUpload]:
+        # How many files a request may carry is checked as it streams
+        # (documents.middleware), before any is read.
         files = self.cleaned_data["file"]
-        if len(files) > settings.MAX_UPLOAD_FILES:
-            raise ValidationError(
-                f"At most {settings.MAX_UPLOAD_FILES} files at once, please."
-            )
         self.accepted: list[CheckedUpload] = []
         self.rejected: list[tuple[str, str]] = []
         for upload in files:

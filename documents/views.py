@@ -171,11 +171,19 @@ def _refusal_message(refusal: UploadRefused) -> str:
 
 
 def upload_page(
-    request: HttpRequest, form: UploadForm, *, status: int = 200
+    request: HttpRequest,
+    form: UploadForm | None = None,
+    *,
+    errors: list[str] | None = None,
+    status: int = 200,
 ) -> HttpResponse:
-    """The upload form, with the errors of a refused upload if there are any."""
+    """The upload form, with the reasons an upload was refused if it was."""
+    form = form or UploadForm()
+    if errors is None:
+        errors = [*form.non_field_errors(), *form["file"].errors]
     context = {
         "form": form,
+        "errors": errors,
         "accepted_types": accepted_types_label(),
         "max_upload_mb": settings.MAX_UPLOAD_MB,
         "max_upload_files": settings.MAX_UPLOAD_FILES,

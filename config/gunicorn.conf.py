@@ -1,0 +1,22 @@
+"""gunicorn settings for ``make run`` and production (README: Production).
+
+Threads, not sync workers: a client that trickles its request holds one thread, not
+a whole worker, so other people are still served. Behind a reverse proxy that buffers
+requests (nginx, Caddy), slow clients never reach gunicorn at all.
+Override anything with GUNICORN_CMD_ARGS, e.g. GUNICORN_CMD_ARGS="--threads 32".
+"""
+
+import os
+
+wsgi_app = "config.wsgi"
+worker_class = "gthread"
+workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
+threads = 16
+# A worker whose main loop stops answering this long is replaced; requests may take
+# longer (uploads of large files on slow links), since its threads keep it alive.
+timeout = 60
+# Ctrl+C or SIGTERM: requests in flight get this long to finish.
+graceful_timeout = 20
+keepalive = 5
+accesslog = "-"
+control_socket_disable = True  # one per host by default; several servers may run

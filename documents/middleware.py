@@ -1,0 +1,148 @@
+"""Request bodies are refused as early as possible: before they are read when their
+declared length is over the limit, and while they stream when one file passes its own.
+
+Without this Django reads a whole body (spooling files to disk) before a view can say
+no; a slow or hostile client then holds a web worker for as long as it likes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.conf import settings
+from django.core.files.uploadhandler import FileUploadHandler
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.template.defaultfilters import filesizeformat
+from django.urls import reverse
+from rest_framework import status
+from rest_framework.exceptions import APIException
+
+from documents.uploads import clean_filename
+
+MB = 1024 * 1024
+# Where config.urls mounts the JSON API: its clients get JSON errors.
+API_PREFIX = "/api/"
+# Room for the multipart framing and the form's other fields around the files.
+BODY_OVERHEAD = 1 * MB
+
+
+def max_file_bytes() -> int:
+    return settings.MAX_UPLOAD_MB * MB
+
+
+def max_body_bytes() -> int:
+    """The largest body any request may declare: a full upload form."""
+    return settings.MAX_UPLOAD_FILES * max_file_bytes() + BODY_OVERHEAD
+
+
+class BodyRefused(APIException):
+    """Raised while a body streams in; DRF renders it, the middleware too."""
+
+
+class UploadTooLarge(BodyRefused):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_code = "too_large"
+
+
+class TooManyFiles(BodyRefused):
+    status_code = status.HTTP_400_BAD_REQUEST
+    default_code = "too_many_files"
+
+
+class UploadCutOff(BodyRefused):
+    status_code = status.HTTP_400_BAD_REQUEST
+    default_code = "incomplete"
+
+
+class LengthRequired(BodyRefused):
+    status_code = status.HTTP_411_LENGTH_REQUIRED
+    default_code = "length_required"
+    default_detail = "Send the body with a Content-Length header (not chunked)."
+
+
+class LimitUploadHandler(FileUploadHandler):
+    """Counts files and bytes as they arrive and stops the body at the first excess."""
+
+    files = 0
+
+    def new_file(self, field_name, file_name, *args, **kwargs) -> None:
+        super().new_file(field_name, file_name, *args, **kwargs)
+        self.files += 1
+        if self.files > settings.MAX_UPLOAD_FILES:
+            raise TooManyFiles(
+                f"At most {settings.MAX_UPLOAD_FILES} files at once, please. "
+                "Nothing was uploaded."
+            )
+
+    def receive_data_chunk(self, raw_data: bytes, start: int) -> bytes:
+        if start + len(raw_data) > max_file_bytes():
+            raise UploadTooLarge(
+                f"“{clean_filename(self.file_name)}” is over the "
+                f"{_size(max_file_bytes())} limit for one file. Nothing was uploaded."
+            )
+        return raw_data
+
+    def file_complete(self, file_size: int) -> None:
+        return None  # the next handlers store the file
+
+    def upload_interrupted(self) -> None:
+        # The body ended inside a file: the client went away. Keep none of it.
+        raise UploadCutOff("The upload was cut off before its end. Nothing was kept.")
+
+
+class UploadLimitMiddleware:
+    """413 for a declared length over the limit; per-file limits while streaming."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        declared = request.META.get("CONTENT_LENGTH") or ""
+        if declared.isdigit() and int(declared) > max_body_bytes():
+            return refuse(
+                request,
+                UploadTooLarge(
+                    f"The upload is {_size(int(declared))}; the limit is "
+                    f"{settings.MAX_UPLOAD_FILES} files of {_size(max_file_bytes())} "
+                    "each. Nothing was uploaded."
+                ),
+            )
+        if "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower():
+            # Django reads no body without a length: it would look like an empty form.
+            return refuse(request, LengthRequired())
+        request.upload_handlers.insert(0, LimitUploadHandler(request))
+        if (
+            request.content_type == "multipart/form-data"
+            and request.user.is_authenticated
+        ):
+            # Parse here, before any view or CSRF check does, so that a refusal
+            # gets its own answer. Token requests are parsed by DRF after
+            # authentication, where these errors render as JSON too.
+            try:
+                request.FILES  # noqa: B018 - reading it parses the body
+            except BodyRefused as refusal:
+                request._mark_post_parse_error()
+                return refuse(request, refusal)
+        return self.get_response(request)
+
+
+def refuse(request: HttpRequest, refusal: BodyRefused) -> HttpResponse:
+    """JSON in the API's error shape, the upload form with its error, or plain text."""
+    message = str(refusal.detail)
+    if request.path_info.startswith(API_PREFIX):
+        error = {"code": refusal.default_code, "message": message, "fields": {}}
+        return JsonResponse({"error": error}, status=refusal.status_code)
+    if (
+        request.path_info == reverse("documents:upload")
+        and request.user.is_authenticated
+    ):
+        from documents.views import upload_page  # views import this module's app
+
+        return upload_page(request, errors=[message], status=refusal.status_code)
+    return HttpResponse(
+        message, status=refusal.status_code, content_type="text/plain; charset=utf-8"
+    )
+
+
+def _size(size: int) -> str:
+    return filesizeformat(size).replace("\xa0", " ")

@@ -1,0 +1,320 @@
+"""The shipped web server (gunicorn, config/gunicorn.conf.py, as ``make run`` starts it)
+against real sockets: bodies over the limit are refused before they are read, a client
+cut off mid-upload leaves nothing, and slow clients do not hold up other people."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import select
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.test import Client
+
+from documents.models import Document
+from jobqueue.models import QueueItem
+from tests.conftest import REPO_ROOT, wait_for
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+PORTS = range(18600, 18700)  # this module's own range: never shared with others
+MB = 1024 * 1024
+CHUNK = 64 * 1024
+
+
+def free_port() -> int:
+    for port in PORTS:
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port in 18600-18699")
+
+
+@dataclass
+class Server:
+    port: int
+    proc: subprocess.Popen
+    log: Path
+    tmpdir: Path
+
+
+@pytest.fixture
+def server(child_env, tmp_path) -> Iterator[Server]:
+    """gunicorn with the shipped configuration, one worker, limits of 1 MB x 2 files."""
+    port, log, tmpdir = free_port(), tmp_path / "gunicorn.log", tmp_path / "upload-tmp"
+    tmpdir.mkdir()
+    env = {
+        **child_env,
+        "DEBUG": "0",
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "MAX_UPLOAD_MB": "1",
+        "MAX_UPLOAD_FILES": "2",
+        "WEB_CONCURRENCY": "1",
+        "TMPDIR": str(tmpdir),  # Django's spooled uploads, to count leftovers
+    }
+    cmd = [sys.executable, "-m", "gunicorn", "--config", "config/gunicorn.conf.py"]
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [*cmd, "--bind", f"127.0.0.1:{port}"],
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    server = Server(port, proc, log, tmpdir)
+    try:
+        wait_for(lambda: _answers(server), 60)
+        yield server
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+
+
+def _answers(server: Server) -> bool:
+    if server.proc.poll() is not None:
+        raise RuntimeError(server.log.read_text()[-3000:])
+    try:
+        return get(server, "/accounts/login/", timeout=5)[0] == 200
+    except OSError:
+        return False
+
+
+def get(server: Server, path: str, timeout: float = 15) -> tuple[int, bytes]:
+    with socket.create_connection(("127.0.0.1", server.port), timeout) as sock:
+        sock.sendall(
+            f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode()
+        )
+        return read_response(sock)
+
+
+def read_response(sock: socket.socket) -> tuple[int, bytes]:
+    """Status and body of one response (by its Content-Length: the server may keep
+    the connection open a while to drain what the client sent)."""
+    raw = b""
+    while b"\r\n\r\n" not in raw:
+        raw += _recv(sock)
+    head, _, body = raw.partition(b"\r\n\r\n")
+    length = re.search(rb"(?im)^content-length: *(\d+)", head)
+    while length and len(body) < int(length[1]):
+        body += _recv(sock)
+    return int(head.split(b" ", 2)[1]), body
+
+
+def _recv(sock: socket.socket) -> bytes:
+    chunk = sock.recv(65536)
+    if not chunk:
+        raise ConnectionError("the server closed the connection mid-response")
+    return chunk
+
+
+@pytest.fixture
+def token(user) -> str:
+    out = io.StringIO()
+    call_command("create_api_token", user.username, stdout=out)
+    return out.getvalue().strip()
+
+
+@pytest.fixture
+def session_cookie(user) -> str:
+    client = Client()
+    client.force_login(user)
+    return f"sessionid={client.cookies['sessionid'].value}"
+
+
+def upload_head(
+    path: str, length: int, boundary: str, auth: str = "", cookie: str = ""
+) -> bytes:
+    lines = [
+        f"POST {path} HTTP/1.1",
+        "Host: 127.0.0.1",
+        f"Content-Type: multipart/form-data; boundary={boundary}",
+        f"Content-Length: {length}",
+    ]
+    lines += [f"Authorization: {auth}"] if auth else []
+    lines += [f"Cookie: {cookie}"] if cookie else []
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+def files_body(files: list[tuple[str, int]], boundary: str) -> bytes:
+    body = b""
+    for name, size in files:
+        body += (
+            (
+                f"--{boundary}\r\n"
+                f'Content-Disposition: form-data; name="file"; filename="{name}"\r\n'
+                "Content-Type: text/plain\r\n\r\n"
+            ).encode()
+            + name.encode() * (size // len(name))
+            + b"\r\n"
+        )
+    return body + f"--{boundary}--\r\n".encode()
+
+
+def one_file_body(name: str, size: int, boundary: str) -> bytes:
+    return files_body([(name, size)], boundary)
+
+
+def send_until_answered(
+    server: Server, head: bytes, body: bytes
+) -> tuple[int, bytes, int]:
+    """Send the body in chunks, watching for an early answer between them.
+
+    Returns (status, response body, bytes of the body sent before the answer came).
+    """
+    with socket.create_connection(("127.0.0.1", server.port), 30) as sock:
+        sock.sendall(head)
+        sent = 0
+        while sent < len(body):
+            if select.select([sock], [], [], 0.02)[0]:
+                break
+            try:
+                sent += sock.send(body[sent : sent + CHUNK])
+            except (BrokenPipeError, ConnectionResetError):
+                break
+        status, response = read_response(sock)
+    return status, response, sent
+
+
+def assert_nothing_kept(server: Server, media_root: Path) -> None:
+    assert not Document.objects.exists() and not QueueItem.objects.exists()
+    assert not [p for p in media_root.rglob("*") if p.is_file()]
+    assert not list(server.tmpdir.iterdir())
+
+
+# --- Bodies over the limit --------------------------------------------------------
+
+
+def test_a_declared_length_over_the_limit_gets_413_before_the_body_is_sent(
+    server, token, media_root
+):
+    boundary = uuid.uuid4().hex
+    body = one_file_body("huge.txt", 20 * MB, boundary)
+    head = upload_head("/api/documents/", len(body), boundary, auth=f"Token {token}")
+    status, response, sent = send_until_answered(server, head, body)
+    assert status == 413
+    error = json.loads(response)["error"]
+    assert (
+        error["code"] == "too_large"
+        and "the limit is 2 files of 1.0 MB" in error["message"]
+    )
+    assert sent < len(body)
+    assert_nothing_kept(server, media_root)
+
+
+def test_one_file_over_its_limit_gets_413_while_it_streams_in(
+    server, token, media_root
+):
+    # The body's length is under the limit for the whole form; its one file is not.
+    boundary = uuid.uuid4().hex
+    body = one_file_body("big.txt", 2 * MB + MB // 2, boundary)
+    head = upload_head("/api/documents/", len(body), boundary, auth=f"Token {token}")
+    status, response, sent = send_until_answered(server, head, body)
+    assert status == 413
+    assert "“big.txt” is over the 1.0 MB limit" in response.decode()
+    assert sent < len(body)
+    assert_nothing_kept(server, media_root)
+
+
+def test_the_upload_page_shows_the_413_as_a_form_error(
+    server, session_cookie, media_root
+):
+    boundary = uuid.uuid4().hex
+    body = one_file_body("big.txt", 2 * MB + MB // 2, boundary)
+    head = upload_head("/documents/upload/", len(body), boundary, cookie=session_cookie)
+    status, response, sent = send_until_answered(server, head, body)
+    assert status == 413
+    page = response.decode()
+    assert 'id="upload-errors"' in page and "“big.txt” is over the 1.0 MB limit" in page
+    assert sent < len(body)
+    assert_nothing_kept(server, media_root)
+
+
+def test_a_chunked_body_without_a_length_is_refused_with_411(server, token):
+    head = (
+        "POST /api/documents/ HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        f"Authorization: Token {token}\r\nTransfer-Encoding: chunked\r\n"
+        "Content-Type: multipart/form-data; boundary=x\r\n\r\n"
+    ).encode()
+    status, response, _ = send_until_answered(server, head, b"4\r\nabcd\r\n" * 4096)
+    assert status == 411
+    assert json.loads(response)["error"]["code"] == "length_required"
+
+
+# --- A client cut off ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", ["/api/documents/", "/documents/upload/"])
+def test_a_client_cut_off_mid_upload_leaves_nothing(
+    server, token, session_cookie, media_root, path
+):
+    # The first file arrives whole; the connection ends inside the second.
+    boundary = uuid.uuid4().hex
+    body = files_body([("whole.txt", 1000), ("cut.txt", MB - 4096)], boundary)
+    auth = {"auth": f"Token {token}"} if path.startswith("/api/") else {}
+    cookie = {} if auth else {"cookie": session_cookie}
+    with socket.create_connection(("127.0.0.1", server.port), 30) as sock:
+        sock.sendall(upload_head(path, len(body), boundary, **auth, **cookie))
+        sock.sendall(body[: len(body) // 2])
+        # The client stops sending (the server reads the end of the stream, as when
+        # it goes away) but still listens, so the test knows the server is done.
+        sock.shutdown(socket.SHUT_WR)
+        status, response = read_response(sock)
+    assert status == 400
+    assert "cut off before its end" in response.decode()
+    assert_nothing_kept(server, media_root)
+    # The next upload goes through as usual.
+    body = one_file_body("later.txt", 1000, boundary)
+    head = upload_head("/api/documents/", len(body), boundary, auth=f"Token {token}")
+    assert send_until_answered(server, head, body)[0] == 202
+    assert Document.objects.get().original_filename == "later.txt"
+
+
+# --- Slow clients -------------------------------------------------------------------
+
+
+def test_slow_clients_do_not_hold_up_other_people(server, token):
+    """Eight clients trickle (four their headers, four an upload's body) while
+    another person's requests are answered; one worker process serves them all."""
+    slow: list[socket.socket] = []
+    boundary = uuid.uuid4().hex
+    body = one_file_body("slow.txt", 500_000, boundary)
+    try:
+        for i in range(8):
+            sock = socket.create_connection(("127.0.0.1", server.port), 30)
+            if i % 2:
+                sock.sendall(b"GET /accounts/login/ HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            else:
+                head = upload_head(
+                    "/api/documents/", len(body), boundary, f"Token {token}"
+                )
+                sock.sendall(head + body[:1000])
+            slow.append(sock)
+        for _ in range(3):
+            started = time.monotonic()
+            for sock in slow:  # each trickles one more byte
+                sock.sendall(b"x")
+            assert get(server, "/accounts/login/", timeout=15)[0] == 200
+            time.sleep(max(0.0, 0.5 - (time.monotonic() - started)))
+        # The slow clients are still connected and unanswered: they were not just
+        # dropped to make room.
+        for sock in slow:
+            assert not select.select([sock], [], [], 0)[0]
+    finally:
+        for sock in slow:
+            sock.close()
