@@ -5,7 +5,7 @@ throttled chunks so kills land mid-request; every few seconds gunicorn's whole p
 group is SIGKILLed and started again. Afterwards: every accepted upload (202) has its
 row; every ``Document`` row has its stored file (same size and sha256) and its queue
 item; files stored without a row (upload killed between storing the file and its
-commit) are counted and removed with ``manage.py remove_orphan_files``; then a worker
+commit) are counted and removed with ``manage.py check_storage``; then a worker
 processes everything that was accepted.
 
     python bench/web_restart.py --db both
@@ -283,7 +283,7 @@ def storage_check(accepted: dict[int, str]) -> dict[str, Any]:
     files without a row (orphans). Needs Django set up on the same database."""
     from django.core.files.storage import default_storage
 
-    from documents.management.commands.remove_orphan_files import (
+    from documents.management.commands.check_storage import (
         UPLOAD_DIR,
         stored_files,
     )
@@ -396,8 +396,10 @@ def run_one(vendor: str, args: argparse.Namespace) -> Result:
         server.stop()
         result.leftover_temp_upload_files = leftover_temp_files(server)
         checks = storage_check(tally.accepted)
-        cleanup = manage(["remove_orphan_files", "--older-than", "0"], env)
-        result.orphans_removed_output = cleanup.strip().splitlines()[-1]
+        cleanup = manage(["check_storage", "--older-than", "0"], env)
+        result.orphans_removed_output = next(
+            line for line in cleanup.splitlines() if "orphan files" in line
+        )
         checks["orphans_after_cleanup"] = storage_check(tally.accepted)["orphan_files"]
         result.processed = manage(
             ["process_queue", "--once"], env, timeout=1800

@@ -1,9 +1,13 @@
-"""Delete stored upload files that no document refers to.
+"""Stored files against document rows, both ways.
 
-An upload stores its file first, then commits the document and its queue item; if the
-web process is killed (SIGKILL, OOM, power) between the two, the file stays behind
-with no row. Files younger than ``--older-than`` minutes are never touched: their
-upload may still be committing.
+An upload stores its file, then commits the document and its queue item; if the web
+process is killed (SIGKILL, OOM, power) between the two, the file stays behind with no
+row. Such orphan files are removed; files younger than ``--older-than`` minutes are
+never touched, as their upload may still be committing.
+
+A row whose file is missing is only reported (and the command exits non-zero): the
+usual cause is storage that is not mounted or a restore gone wrong, so the remedy is
+the operator's (restore the file, or delete the document), never this command's.
 """
 
 from __future__ import annotations
@@ -13,8 +17,8 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 from django.core.files.storage import Storage
-from django.core.management.base import BaseCommand
-from django.template.defaultfilters import filesizeformat
+from django.core.management.base import BaseCommand, CommandError
+from django.template.defaultfilters import filesizeformat, pluralize
 from django.utils import timezone
 
 from documents.models import Document
@@ -51,8 +55,9 @@ def _modified_before(storage: Storage, name: str, cutoff: datetime) -> bool:
 
 class Command(BaseCommand):
     help = (
-        "Delete uploaded files that no document refers to (left by uploads that were "
-        "killed before their transaction committed)."
+        "Check stored files against documents: remove files no document refers to "
+        "(left by uploads killed before their commit) and report documents whose "
+        "file is missing (exit status 1 if there are any)."
     )
 
     def add_arguments(self, parser) -> None:
@@ -61,14 +66,36 @@ class Command(BaseCommand):
             type=minutes,
             default=60.0,
             metavar="MINUTES",
-            help="Only files last modified this long ago (default 60).",
+            help="Only remove orphan files last modified this long ago (default 60).",
         )
         parser.add_argument(
-            "--dry-run", action="store_true", help="List the files, delete nothing."
+            "--dry-run", action="store_true", help="Report only, delete nothing."
         )
 
     def handle(self, *, older_than: float, dry_run: bool, **options) -> None:
         storage = Document._meta.get_field("file").storage
+        self._remove_orphans(storage, older_than, dry_run)
+        missing = [
+            document
+            for document in Document.objects.only("pk", "original_filename", "file")
+            .order_by("pk")
+            .iterator()
+            if not storage.exists(document.file.name)
+        ]
+        for document in missing:
+            self.stdout.write(
+                f"Missing file of document {document.pk} “{document}”: "
+                f"{document.file.name}"
+            )
+        if missing:
+            raise CommandError(
+                f"{len(missing)} document{pluralize(len(missing))} without a stored "
+                "file: restore the files from a backup (check that MEDIA_ROOT is the "
+                "right folder and mounted), or delete those documents."
+            )
+        self.stdout.write("Every document has its stored file.")
+
+    def _remove_orphans(self, storage: Storage, older_than: float, dry_run: bool):
         cutoff = timezone.now() - timedelta(minutes=older_than)
         # List first, then read the references: a file whose document commits in
         # between is then protected, and younger uploads are left alone by the cutoff.
