@@ -32,6 +32,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "knox",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI's files, served here: no CDN
     "documents",
     "jobqueue",
 ]
@@ -143,8 +145,6 @@ QUEUE_STALE_WORKER_SECONDS = env.float("QUEUE_STALE_WORKER_SECONDS", default=60.
 QUEUE_CHILD_MEMORY_MB = env.int("QUEUE_CHILD_MEMORY_MB", default=2048)
 QUEUE_CHILD_MAX_TASKS = env.int("QUEUE_CHILD_MAX_TASKS", default=200)
 PDF_ENGINE = env.str("PDF_ENGINE", default="auto")
-# Extraction stops here; the document completes with its text cut and a note.
-EXTRACTED_TEXT_MAX_CHARS = env.int("EXTRACTED_TEXT_MAX_CHARS", default=10_000_000)
 # Dotted path of the function children call to extract a file (tests swap in slow ones).
 QUEUE_EXTRACT_FUNCTION = env.str(
     "QUEUE_EXTRACT_FUNCTION", default="documents.extractors.registry.extract"
@@ -171,6 +171,23 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": {"user": API_RATE, "uploads": UPLOAD_RATE},
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "EXCEPTION_HANDLER": "documents.api_errors.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "docqueue API",
+    "DESCRIPTION": "Upload documents, follow their processing, read their text.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    # Public and read-only: no session read, so nothing there to protect with CSRF.
+    "SERVE_AUTHENTICATION": [],
+    "COMPONENT_SPLIT_REQUEST": True,  # the upload's file is binary in requests only
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "PREPROCESSING_HOOKS": ["documents.api_schema.only_canonical_paths"],
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "documents.api_schema.add_error_responses",
+    ],
 }
 
 # Tokens are stored hashed (SHA-512); they live until revoked unless created with an

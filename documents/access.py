@@ -69,3 +69,8 @@ class UploadRateThrottle(UserThrottle):
         if request.method != "POST":
             return True
         return super().allow_request(request, view)
+
+
+def can_delete(user, document: Document) -> bool:
+    """The owner, or an operator (as for reprocessing)."""
+    return can_reprocess(user, document)

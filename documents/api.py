@@ -1,36 +1,49 @@
-"""JSON API for scripts: upload, status, reprocess (session or ``Token`` auth)."""
+"""JSON API for scripts: list, upload, status, reprocess, delete.
+
+Session or token auth (``Authorization: Token <key>`` or ``Bearer <key>``); errors in
+the shape of documents/api_errors.py; the schema at /api/schema/ comes from here.
+"""
 
 from __future__ import annotations
 
-from django.core.exceptions import ValidationError
 from django.urls import reverse
-from rest_framework import status
-from rest_framework.decorators import api_view, parser_classes, throttle_classes
+from drf_spectacular.utils import extend_schema
+from rest_framework import generics, serializers, status
 from rest_framework.exceptions import APIException, NotFound, PermissionDenied
 from rest_framework.exceptions import ValidationError as APIValidationError
-from rest_framework.fields import BooleanField
+from rest_framework.pagination import PageNumberPagination
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.utils.urls import replace_query_param
 
 from documents.access import (
     LimitReached,
     UploadRateThrottle,
     UserThrottle,
+    can_delete,
     can_reprocess,
     can_set_priority,
     check_active_jobs,
 )
+from documents.extractors.detect import SUPPORTED_TYPES
 from documents.models import Document
+from documents.search import SearchTooBroad, search_documents
+from documents.serializers import (
+    DocumentDetailSerializer,
+    DocumentSerializer,
+    PrioritySerializer,
+    UploadSerializer,
+)
 from documents.services import (
     DuplicateUpload,
     UploadRefused,
     document_create,
+    document_delete,
     document_reprocess,
 )
-from documents.uploads import check_upload
-
-PRIORITY_RANGE = range(-100, 101)
+from documents.uploads import EXTENSION_TYPES
+from jobqueue.models import Status
 
 
 class TooManyActiveJobs(APIException):
@@ -72,41 +85,57 @@ class UploadNotKept(APIException):
         super().__init__(detail=message, code=refusal.code)
 
 
-def document_json(request: Request, document: Document, *, text: bool = True) -> dict:
-    data = {
-        "id": document.pk,
-        "filename": document.original_filename,
-        "status": document.status,
-        "status_url": request.build_absolute_uri(
-            reverse("api:document", args=[document.pk])
-        ),
-        "mime_type": document.mime_type,
-        "size": document.size,
-        "sha256": document.sha256,
-        "error_type": document.error_type or None,
-        "error_message": document.error_message or None,
-        "page_count": document.page_count,
-        "confidence": document.confidence,
-        "note": document.extraction_note or None,
-        "created_at": document.created_at,
-        "updated_at": document.updated_at,
-        "processed_at": document.processed_at,
-    }
-    if text:
-        data["text"] = document.text
-    return data
+class DocumentPagination(PageNumberPagination):
+    """``?page=`` and ``?page_size=`` (at most 100), with count/next/previous."""
+
+    page_size = 20
+    page_size_query_param = "page_size"
+    max_page_size = 100
+
+    def get_paginated_response_schema(self, schema: dict) -> dict:
+        paginated = super().get_paginated_response_schema(schema)
+        paginated["properties"]["count"].update(
+            nullable=True, description="How many match; null for a search (?q=)."
+        )
+        return paginated
 
 
-def _priority(request: Request) -> int:
-    raw = request.data.get("priority", 0) or 0
-    try:
-        priority = int(raw)
-    except (TypeError, ValueError):
-        raise APIValidationError(
-            {"priority": "Priority must be a whole number."}
-        ) from None
-    if priority not in PRIORITY_RANGE:
-        raise APIValidationError({"priority": "Priority must be between -100 and 100."})
+class ListQuery(serializers.Serializer):
+    """The list's filters, validated like any other input."""
+
+    status = serializers.ChoiceField(
+        choices=Status.choices,
+        required=False,
+        help_text="Only documents in this state.",
+    )
+    type = serializers.CharField(
+        required=False,
+        help_text="Only documents of this type: a format key (pdf, docx, text) or a "
+        "MIME type.",
+    )
+    q = serializers.CharField(
+        required=False,
+        max_length=500,
+        help_text='Search the text and file names (words, "phrases", prefix*, '
+        "-excluded, OR). Results come best first and `count` is null: counting "
+        "every match would be unbounded.",
+    )
+
+    def validate_type(self, value: str) -> str:
+        mime_type = (
+            value if value in SUPPORTED_TYPES else EXTENSION_TYPES.get(f".{value}")
+        )
+        if mime_type is None:
+            raise serializers.ValidationError(
+                f"Unknown type “{value}”: use one of "
+                f"{', '.join(sorted(k.lstrip('.') for k in EXTENSION_TYPES))} "
+                "or a MIME type."
+            )
+        return mime_type
+
+
+def _priority(request: Request, data: dict) -> int:
+    priority = data["priority"]
     if not can_set_priority(request.user, priority):
         raise PermissionDenied("Only queue operators may set a priority.")
     return priority
@@ -119,68 +148,147 @@ def _check_active_jobs(request: Request) -> None:
         raise TooManyActiveJobs(str(error)) from None
 
 
-def _flag(request: Request, name: str) -> bool:
-    try:
-        return BooleanField().to_internal_value(request.data.get(name, False))
-    except APIValidationError as error:
-        raise APIValidationError({name: error.detail}) from None
+class DocumentList(generics.ListAPIView):
+    """Your documents (staff: everyone's), newest first, without their text."""
 
+    serializer_class = DocumentSerializer
+    pagination_class = DocumentPagination
+    parser_classes = [MultiPartParser, FormParser, JSONParser]
+    throttle_classes = [UserThrottle, UploadRateThrottle]
 
-@api_view(["GET", "POST"])
-@parser_classes([MultiPartParser, FormParser, JSONParser])
-@throttle_classes([UserThrottle, UploadRateThrottle])
-def documents(request: Request) -> Response:
-    """GET: your documents (newest first, no text). POST: upload one file (202)."""
-    if request.method == "GET":
-        docs = Document.objects.for_user(request.user).defer("text")
-        docs = docs.order_by("-created_at")[:100]
-        return Response([document_json(request, d, text=False) for d in docs])
-    files = request.FILES.getlist("file")
-    if len(files) != 1:
-        raise APIValidationError({"file": "Send exactly one file in the field “file”."})
-    priority = _priority(request)
-    _check_active_jobs(request)
-    try:
-        checked = check_upload(files[0])
-    except ValidationError as error:
-        raise APIValidationError({"file": error.messages}) from None
-    allow_duplicate = _flag(request, "allow_duplicates")
-    try:
-        document = document_create(
-            owner=request.user,
-            upload=checked,
-            priority=priority,
-            allow_duplicate=allow_duplicate,
+    def query(self) -> dict:
+        query = ListQuery(data=self.request.query_params)
+        query.is_valid(raise_exception=True)
+        return query.validated_data
+
+    def get_queryset(self):
+        documents = Document.objects.for_user(self.request.user).defer("text")
+        query = self.query()
+        if "status" in query:
+            documents = documents.filter(status=query["status"])
+        if "type" in query:
+            documents = documents.filter(mime_type=query["type"])
+        return documents
+
+    @extend_schema(parameters=[ListQuery])
+    def get(self, request: Request) -> Response:
+        query = self.query()
+        if query.get("q"):
+            return self.search(query)
+        return self.list(request)
+
+    def search(self, query: dict) -> Response:
+        """Search results, paged by the search itself (it never counts them all)."""
+        paginator = self.paginator
+        size = paginator.get_page_size(self.request)
+        page = self.request.query_params.get(paginator.page_query_param, "1")
+        if not page.isdigit() or int(page) < 1:
+            raise NotFound("There is no such page.")
+        number = int(page)
+        try:
+            hits = search_documents(
+                self.request.user,
+                query["q"],
+                limit=size + 1,
+                offset=(number - 1) * size,
+                status=query.get("status", ""),
+                mime_type=query.get("type", ""),
+            )
+        except SearchTooBroad as error:
+            raise APIValidationError({"q": [str(error)]}) from None
+        url = self.request.build_absolute_uri()
+        documents = [hit.document for hit in hits[:size]]
+        return Response(
+            {
+                "count": None,
+                "next": replace_query_param(url, "page", number + 1)
+                if len(hits) > size
+                else None,
+                "previous": replace_query_param(url, "page", number - 1)
+                if number > 1
+                else None,
+                "results": self.get_serializer(documents, many=True).data,
+            }
         )
-    except UploadRefused as refusal:
-        raise UploadNotKept(refusal) from refusal
-    return Response(
-        document_json(request, document, text=False),
-        status=status.HTTP_202_ACCEPTED,
-        headers={"Location": reverse("api:document", args=[document.pk])},
+
+    @extend_schema(
+        request={"multipart/form-data": UploadSerializer},
+        responses={202: DocumentSerializer},
     )
-
-
-@api_view(["GET"])
-def document_detail(request: Request, pk: int) -> Response:
-    """Status, error, page count and text of one of your documents."""
-    document = _document(request, pk, text=True)
-    return Response(document_json(request, document))
-
-
-@api_view(["POST"])
-@parser_classes([MultiPartParser, FormParser, JSONParser])
-def document_reprocess_view(request: Request, pk: int) -> Response:
-    """Queue the document again and answer at once (202)."""
-    document = _document(request, pk)
-    if not can_reprocess(request.user, document):
-        raise PermissionDenied("Only the owner or a queue operator may reprocess it.")
-    priority = _priority(request)
-    _check_active_jobs(request)
-    if document_reprocess(document=document, priority=priority) is None:
-        raise AlreadyQueued(
-            f"“{document}” is already waiting to be reprocessed or being processed; "
-            "its status URL shows when it is done."
+    def post(self, request: Request) -> Response:
+        """Upload one file (multipart field ``file``); queued at once (202)."""
+        upload = UploadSerializer(data=request.data)
+        upload.is_valid(raise_exception=True)
+        data = upload.validated_data
+        priority = _priority(request, data)
+        _check_active_jobs(request)
+        try:
+            document = document_create(
+                owner=request.user,
+                upload=data["file"],
+                priority=priority,
+                allow_duplicate=data["allow_duplicates"],
+            )
+        except UploadRefused as refusal:
+            raise UploadNotKept(refusal) from refusal
+        return Response(
+            self.get_serializer(document).data,
+            status=status.HTTP_202_ACCEPTED,
+            headers={"Location": reverse("api:document", args=[document.pk])},
         )
-    data = document_json(request, document, text=False)
-    return Response(data, status=status.HTTP_202_ACCEPTED)
+
+
+class DocumentDetail(generics.GenericAPIView):
+    """One of your documents (staff: anyone's)."""
+
+    serializer_class = DocumentDetailSerializer
+
+    @extend_schema(responses=DocumentDetailSerializer)
+    def get(self, request: Request, pk: int) -> Response:
+        """Status, error, page count and text."""
+        document = _document(request, pk, text=True)
+        return Response(self.get_serializer(document).data)
+
+    @extend_schema(responses={204: None})
+    def delete(self, request: Request, pk: int) -> Response:
+        """Delete the document with its file, text and jobs (204).
+
+        A document being processed is deleted too: its jobs go with it, and the
+        worker's result, when it comes, is refused and recorded nowhere.
+        """
+        document = _document(request, pk)
+        if not can_delete(request.user, document):
+            raise PermissionDenied(
+                "Only the owner or staff with the delete permission may delete it."
+            )
+        document_delete(document=document)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class DocumentReprocess(generics.GenericAPIView):
+    """Queue a document again."""
+
+    serializer_class = DocumentSerializer
+    parser_classes = [MultiPartParser, FormParser, JSONParser]
+
+    @extend_schema(request=PrioritySerializer, responses={202: DocumentSerializer})
+    def post(self, request: Request, pk: int) -> Response:
+        """Queue the document again and answer at once (202); 409 when a reprocess
+        of it is already waiting or running."""
+        document = _document(request, pk)
+        if not can_reprocess(request.user, document):
+            raise PermissionDenied(
+                "Only the owner or a queue operator may reprocess it."
+            )
+        body = PrioritySerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        priority = _priority(request, body.validated_data)
+        _check_active_jobs(request)
+        if document_reprocess(document=document, priority=priority) is None:
+            raise AlreadyQueued(
+                f"“{document}” is already waiting to be reprocessed or being "
+                "processed; its status URL shows when it is done."
+            )
+        return Response(
+            self.get_serializer(document).data, status=status.HTTP_202_ACCEPTED
+        )

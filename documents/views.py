@@ -33,16 +33,13 @@ from django.views.decorators.http import require_GET, require_POST
 from documents.access import (
     LimitReached,
     UploadRateThrottle,
+    can_delete,
     can_reprocess,
     check_active_jobs,
     is_operator,
 )
 from documents.archive import zip_stream
-from documents.extractors.formats import (
-    accept_attribute,
-    accepted_labels,
-    type_choices,
-)
+from documents.extractors import SUPPORTED_TYPES
 from documents.forms import DocumentDetailsForm, DocumentFilterForm, UploadForm
 from documents.models import Document, Tag
 from documents.search import SearchTooBroad, search_documents
@@ -60,6 +57,7 @@ from documents.templatetags.documents_tags import (
     is_active,
     status_help,
 )
+from documents.uploads import accepted_types_label
 from jobqueue.models import Status
 
 PAGE_SIZE = 25
@@ -187,8 +185,7 @@ def upload_page(
     context = {
         "form": form,
         "errors": errors,
-        "accepted_types": accepted_labels(),
-        "accept": accept_attribute(),
+        "accepted_types": accepted_types_label(),
         "max_upload_mb": settings.MAX_UPLOAD_MB,
         "max_upload_files": settings.MAX_UPLOAD_FILES,
     }
@@ -275,7 +272,7 @@ def document_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "document": document,
         "tags": document.tags.all(),
         "can_edit": document.owner_id == request.user.pk,
-        "can_delete": _may_delete(request.user, document),
+        "can_delete": can_delete(request.user, document),
         "active": is_active(document.status),
         "can_reprocess": can_reprocess(request.user, document),
         "text": document.text_start,
@@ -330,7 +327,7 @@ def search(request: HttpRequest) -> HttpResponse:
     status = request.GET.get("status", "")
     status = status if status in Status.values else ""
     mime_type = request.GET.get("type", "")
-    mime_type = mime_type if mime_type in dict(type_choices()) else ""
+    mime_type = mime_type if mime_type in SUPPORTED_TYPES else ""
     page = request.GET.get("page", "1")
     page = int(page) if page.isascii() and page.isdigit() and len(page) < 6 else 1
     page = min(max(page, 1), SEARCH_MAX_PAGE)
@@ -339,7 +336,7 @@ def search(request: HttpRequest) -> HttpResponse:
         "status": status,
         "type": mime_type,
         "statuses": Status.choices,
-        "types": type_choices(),
+        "types": sorted(SUPPORTED_TYPES.items(), key=lambda item: item[1].lower()),
         "page": page,
         "first": (page - 1) * SEARCH_PAGE_SIZE + 1,
     }
@@ -429,17 +426,13 @@ def _actionable(user) -> QuerySet:
     return Document.objects.filter(owner=user)
 
 
-def _may_delete(user, document: Document) -> bool:
-    return document.owner_id == user.pk or is_operator(user)
-
-
 @login_required
 def delete(request: HttpRequest, pk: int) -> HttpResponse:
     """Ask first (GET), then delete the document, its file, text and jobs (POST)."""
     document = get_object_or_404(
         Document.objects.for_user(request.user).defer("text"), pk=pk
     )
-    if not _may_delete(request.user, document):
+    if not can_delete(request.user, document):
         raise PermissionDenied("Only the owner or an operator may delete a document.")
     if request.method != "POST":
         return render(request, "documents/delete.html", {"documents": [document]})

@@ -182,6 +182,9 @@ PROJECT: dict[str, list[Case]] = {
             "post",
         ),
     ],
+    # The API's description is public: nothing in it is private.
+    "api:schema": [Case(lambda w: "/api/schema/", PUBLIC)],
+    "api:docs": [Case(lambda w: "/api/docs/", PUBLIC)],
     # Anything else under /api/: a JSON 404 for everyone.
     "api/^.*$": [Case(lambda w: "/api/no-such-thing/", expect(*[404] * 6))],
     # Cron: only the bearer token counts, never a session (token cases below).
@@ -503,10 +506,14 @@ def test_every_post_without_the_csrf_token_is_refused(world, role):
         response = client.post(url, {"file": SimpleUploadedFile("a.txt", b"x\n")})
         body = response.content.decode(errors="replace")
         if role == "anonymous" and key.startswith(("api:", "api/documents")):
-            # No session, no CSRF to check: the API wants credentials first.
-            refused = response.status_code == 401
+            # No session, no CSRF to check: the API wants credentials first (the
+            # public schema and docs refuse the method).
+            refused = response.status_code in (401, 405)
         else:
-            refused = response.status_code == 403 and "CSRF" in body
+            # 405: a view that takes no POST at all (the public schema and docs).
+            refused = response.status_code == 405 or (
+                response.status_code == 403 and "CSRF" in body
+            )
         if not refused:
             problems.append(f"POST {url}: {response.status_code}")
     assert not problems, "\n".join(problems)

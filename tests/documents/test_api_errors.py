@@ -154,7 +154,7 @@ def test_a_server_error_is_json_without_internals(user, monkeypatch):
     def explode(*args, **kwargs):
         raise RuntimeError("secret internals")
 
-    monkeypatch.setattr("documents.api.check_upload", explode)
+    monkeypatch.setattr("documents.serializers.check_upload", explode)
     client = Client(raise_request_exception=False)
     client.force_login(user)
     error = assert_error(

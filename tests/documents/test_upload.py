@@ -569,8 +569,8 @@ def test_api_lists_only_your_documents(token_client, make_document, other_user):
     make_document(name="theirs.txt", owner=other_user)
     response = token_client.get(API_URL)
     assert response.status_code == 200
-    assert [d["id"] for d in response.json()] == [mine.pk]
-    assert "text" not in response.json()[0]
+    assert [d["id"] for d in response.json()["results"]] == [mine.pk]
+    assert "text" not in response.json()["results"][0]
 
 
 def test_create_api_token_prints_a_new_key_each_time(user, api_token):
@@ -686,7 +686,7 @@ def test_api_lets_staff_see_and_reprocess_any_document(
     client = Client()
     client.force_login(staff_user)
     assert client.get(f"/api/documents/{theirs.pk}/").json()["id"] == theirs.pk
-    assert theirs.pk in [d["id"] for d in client.get(API_URL).json()]
+    assert theirs.pk in [d["id"] for d in client.get(API_URL).json()["results"]]
     assert client.post(f"/api/documents/{theirs.pk}/reprocess/").status_code == 202
 
 

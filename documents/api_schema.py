@@ -1,0 +1,97 @@
+"""The OpenAPI schema's additions: both token schemes, the error shape, one URL form.
+
+drf-spectacular finds these through SPECTACULAR_SETTINGS (hooks) and by importing
+this module from the app config (the authentication extension registers itself).
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+
+ERROR_SCHEMA = {
+    "type": "object",
+    "description": "Every API error has this shape.",
+    "properties": {
+        "error": {
+            "type": "object",
+            "properties": {
+                "code": {
+                    "type": "string",
+                    "description": "Stable, for scripts: not_found, invalid, "
+                    "not_authenticated, permission_denied, throttled, duplicate, ...",
+                },
+                "message": {
+                    "type": "string",
+                    "description": "One sentence, for people.",
+                },
+                "fields": {
+                    "type": "object",
+                    "description": "Messages per request field; empty when none.",
+                    "additionalProperties": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                    },
+                },
+            },
+            "required": ["code", "message", "fields"],
+        }
+    },
+    "required": ["error"],
+}
+# Every endpoint may answer these; endpoints add their own (409, 413, 507) by hand.
+COMMON_ERRORS = {
+    "400": "The request is not valid (see fields).",
+    "401": "No credentials, or wrong ones.",
+    "403": "Not allowed for you (or a missing CSRF token with a session).",
+    "404": "No such document, or not one you may see.",
+    "429": "Over your rate or active-job limit; Retry-After says when to retry.",
+}
+UPLOAD_ERRORS = {
+    "409": "You already uploaded this content (send allow_duplicates=true).",
+    "413": "The body is over the size limit (refused before it is read).",
+    "507": "The server's storage is full; nothing was kept.",
+}
+
+
+class TokenOrBearerScheme(OpenApiAuthenticationExtension):
+    """documents.tokens accepts ``Token <key>`` and ``Bearer <key>``: either will do."""
+
+    target_class = "documents.tokens.TokenAuthentication"
+    name = ["tokenAuth", "bearerAuth"]
+
+    def get_security_requirement(self, auto_schema) -> list[dict]:
+        return [{name: []} for name in self.name]
+
+    def get_security_definition(self, auto_schema) -> list[dict]:
+        token = {
+            "type": "apiKey",
+            "in": "header",
+            "name": "Authorization",
+            "description": "`Token <key>`; make a key with `manage.py "
+            "create_api_token USER` or in the admin.",
+        }
+        return [token, {"type": "http", "scheme": "bearer"}]
+
+
+def only_canonical_paths(endpoints: list, **kwargs) -> list:
+    """Preprocessing hook: each endpoint once, with its trailing slash (the forms
+    without it and the JSON 404 catch-all are conveniences, not endpoints)."""
+    return [e for e in endpoints if e[0].endswith("/") and e[0].startswith("/api/")]
+
+
+def add_error_responses(result: dict, generator, request, public) -> dict:
+    """Postprocessing hook: the error shape as a component, on every operation."""
+    result["components"].setdefault("schemas", {})["Error"] = ERROR_SCHEMA
+    ref = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+    for path, operations in result["paths"].items():
+        for method, operation in operations.items():
+            errors = dict(COMMON_ERRORS)
+            if method == "post" and path == "/api/documents/":
+                errors.update(UPLOAD_ERRORS)
+            if method == "post" and path.endswith("/reprocess/"):
+                errors["409"] = "A reprocess of it is already waiting or running."
+            for code, description in errors.items():
+                operation["responses"].setdefault(
+                    code, {"description": description, "content": ref}
+                )
+    return result

@@ -1,0 +1,140 @@
+"""What the API reads and answers: one definition, used by the views and the schema."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from documents.models import Document
+from documents.uploads import CheckedUpload, check_upload
+
+PRIORITY_ERRORS = {
+    "invalid": "Priority must be a whole number.",
+    "min_value": "Priority must be between -100 and 100.",
+    "max_value": "Priority must be between -100 and 100.",
+    "max_string_length": "Priority must be a whole number.",
+}
+
+
+class BlankAsNull(serializers.CharField):
+    """An optional text column: ``null`` in JSON when it is empty."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(allow_null=True, read_only=True, **kwargs)
+
+    def to_representation(self, value: str) -> str | None:
+        return value or None
+
+
+class DocumentSerializer(serializers.ModelSerializer):
+    """A document as lists show it: everything but the text."""
+
+    filename = serializers.CharField(
+        source="original_filename",
+        read_only=True,
+        help_text="The uploaded file's name, cleaned.",
+    )
+    status_url = serializers.SerializerMethodField(
+        help_text="Where to poll this document's status."
+    )
+    error_type = BlankAsNull(
+        help_text="Why it failed: timeout, corruption, extractor_missing, "
+        "unsupported or unknown; null unless it failed."
+    )
+    error_message = BlankAsNull(
+        help_text="The failure in words; null unless it failed."
+    )
+    note = BlankAsNull(
+        source="extraction_note",
+        help_text="A note on the text, e.g. that it was cut at the size limit.",
+    )
+
+    class Meta:
+        model = Document
+        fields = [
+            "id",
+            "filename",
+            "status",
+            "status_url",
+            "mime_type",
+            "size",
+            "sha256",
+            "error_type",
+            "error_message",
+            "page_count",
+            "confidence",
+            "note",
+            "created_at",
+            "updated_at",
+            "processed_at",
+        ]
+        read_only_fields = fields
+        extra_kwargs = {
+            "size": {"help_text": "Bytes."},
+            "page_count": {"help_text": "Pages read; null until processed."},
+            "confidence": {"help_text": "OCR confidence (0-100) when OCR was used."},
+        }
+
+    @extend_schema_field(OpenApiTypes.URI)
+    def get_status_url(self, document: Document) -> str:
+        url = reverse("api:document", args=[document.pk])
+        return self.context["request"].build_absolute_uri(url)
+
+
+class DocumentDetailSerializer(DocumentSerializer):
+    """One document with its extracted text."""
+
+    text = serializers.CharField(
+        read_only=True, help_text="The extracted text; empty until processed."
+    )
+
+    class Meta(DocumentSerializer.Meta):
+        fields = [*DocumentSerializer.Meta.fields, "text"]
+        read_only_fields = fields
+
+
+class PrioritySerializer(serializers.Serializer):
+    """A reprocess request."""
+
+    priority = serializers.IntegerField(
+        required=False,
+        default=0,
+        min_value=-100,
+        max_value=100,
+        error_messages=PRIORITY_ERRORS,
+        help_text="Higher runs first (-100 to 100); only queue operators may "
+        "set anything but 0.",
+    )
+
+
+class UploadSerializer(PrioritySerializer):
+    """An upload: one file, multipart."""
+
+    file = serializers.FileField(
+        allow_empty_file=True,  # check_upload says so, naming the file
+        help_text="The document: PDF, DOCX or plain text (more as formats are added).",
+    )
+    allow_duplicates = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Keep the file even when you already uploaded the same content "
+        "(otherwise 409).",
+    )
+
+    def validate_file(self, upload: object) -> CheckedUpload:
+        files = (
+            self.initial_data.getlist("file")
+            if hasattr(self.initial_data, "getlist")
+            else [upload]
+        )
+        if len(files) != 1:
+            raise serializers.ValidationError(
+                "Send exactly one file in the field “file”."
+            )
+        try:
+            return check_upload(upload)
+        except ValidationError as error:
+            raise serializers.ValidationError(error.messages) from None
