@@ -25,6 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from documents.extractors.base import ExtractOptions  # noqa: E402
 from documents.extractors.pdf import extract_pdf  # noqa: E402
 
 CORPUS = Path(os.environ.get("CORPUS_DIR") or REPO.parent / "shared" / "corpus")
@@ -48,7 +49,7 @@ def run_engine(engine: str, rows: list[dict[str, str]]) -> dict[str, object]:
     pages, missed = 0, []
     started, cpu_started = time.perf_counter(), time.process_time()
     for row in rows:
-        result = extract_pdf(CORPUS / row["path"], engine=engine)
+        result = extract_pdf(CORPUS / row["path"], ExtractOptions(pdf_engine=engine))
         pages += result.page_count or 0
         if normalise(row["snippet"]) not in normalise(result.text):
             missed.append(row["path"])

@@ -145,6 +145,8 @@ QUEUE_STALE_WORKER_SECONDS = env.float("QUEUE_STALE_WORKER_SECONDS", default=60.
 QUEUE_CHILD_MEMORY_MB = env.int("QUEUE_CHILD_MEMORY_MB", default=2048)
 QUEUE_CHILD_MAX_TASKS = env.int("QUEUE_CHILD_MAX_TASKS", default=200)
 PDF_ENGINE = env.str("PDF_ENGINE", default="auto")
+# Extraction stops here; the document completes with its text cut and a note.
+EXTRACTED_TEXT_MAX_CHARS = env.int("EXTRACTED_TEXT_MAX_CHARS", default=10_000_000)
 # Dotted path of the function children call to extract a file (tests swap in slow ones).
 QUEUE_EXTRACT_FUNCTION = env.str(
     "QUEUE_EXTRACT_FUNCTION", default="documents.extractors.registry.extract"

@@ -11,16 +11,10 @@ from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import UploadedFile
 from django.template.defaultfilters import filesizeformat
 
-from documents.extractors.detect import SUPPORTED_TYPES, detect_mime_type
+from documents.extractors.detect import detect_format, unsupported_reason
+from documents.extractors.formats import by_extension, named_format
 
 MAX_FILENAME_LENGTH = 200
-# What a name's extension promises; a file whose bytes say otherwise is refused.
-EXTENSION_TYPES = {
-    ".pdf": "application/pdf",
-    ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-    ".txt": "text/plain",
-    ".text": "text/plain",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,12 +36,6 @@ def clean_filename(name: str) -> str:
     return name or "upload"
 
 
-def accepted_types_label() -> str:
-    """E.g. "PDF, Word (DOCX) or Plain text"."""
-    *rest, last = SUPPORTED_TYPES.values()
-    return f"{', '.join(rest)} or {last}" if rest else last
-
-
 def check_upload(upload: UploadedFile) -> CheckedUpload:
     """Refuse empty, oversized, unrecognised or mislabelled files with a clear reason."""
     filename = clean_filename(upload.name or "")
@@ -60,18 +48,18 @@ def check_upload(upload: UploadedFile) -> CheckedUpload:
             f"{filesizeformat(limit)}.",
             code="too_large",
         )
-    mime_type = detect_mime_type(upload.file)
-    if mime_type not in SUPPORTED_TYPES:
+    detected = detect_format(upload.file)
+    if detected is None or not detected.readable:
+        reason = unsupported_reason(upload.file)
         raise ValidationError(
-            f"“{filename}” is not a file we can read: its contents are not "
-            f"{accepted_types_label()}.",
-            code="unsupported",
+            f"“{filename}” is not a file we can read. {reason}", code="unsupported"
         )
-    claimed = EXTENSION_TYPES.get(PurePosixPath(filename).suffix.lower())
-    if claimed and claimed != mime_type:
+    fmt = named_format(detected, filename)
+    if fmt is None:
+        claimed = by_extension(filename)
         raise ValidationError(
-            f"“{filename}” is named like a {SUPPORTED_TYPES[claimed]} file but its "
-            f"contents are {SUPPORTED_TYPES[mime_type]}. Rename it or upload the right file.",
+            f"“{filename}” is named like a {claimed.label} file but its contents are "
+            f"{detected.label}. Rename it or upload the right file.",
             code="mismatch",
         )
-    return CheckedUpload(file=upload, filename=filename, mime_type=mime_type)
+    return CheckedUpload(file=upload, filename=filename, mime_type=fmt.mime_type)

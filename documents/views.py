@@ -39,7 +39,11 @@ from documents.access import (
     is_operator,
 )
 from documents.archive import zip_stream
-from documents.extractors import SUPPORTED_TYPES
+from documents.extractors.formats import (
+    accept_attribute,
+    accepted_labels,
+    type_choices,
+)
 from documents.forms import DocumentDetailsForm, DocumentFilterForm, UploadForm
 from documents.models import Document, Tag
 from documents.search import SearchTooBroad, search_documents
@@ -57,7 +61,6 @@ from documents.templatetags.documents_tags import (
     is_active,
     status_help,
 )
-from documents.uploads import accepted_types_label
 from jobqueue.models import Status
 
 PAGE_SIZE = 25
@@ -185,7 +188,8 @@ def upload_page(
     context = {
         "form": form,
         "errors": errors,
-        "accepted_types": accepted_types_label(),
+        "accepted_types": accepted_labels(),
+        "accept": accept_attribute(),
         "max_upload_mb": settings.MAX_UPLOAD_MB,
         "max_upload_files": settings.MAX_UPLOAD_FILES,
     }
@@ -327,7 +331,7 @@ def search(request: HttpRequest) -> HttpResponse:
     status = request.GET.get("status", "")
     status = status if status in Status.values else ""
     mime_type = request.GET.get("type", "")
-    mime_type = mime_type if mime_type in SUPPORTED_TYPES else ""
+    mime_type = mime_type if mime_type in dict(type_choices()) else ""
     page = request.GET.get("page", "1")
     page = int(page) if page.isascii() and page.isdigit() and len(page) < 6 else 1
     page = min(max(page, 1), SEARCH_MAX_PAGE)
@@ -336,7 +340,7 @@ def search(request: HttpRequest) -> HttpResponse:
         "status": status,
         "type": mime_type,
         "statuses": Status.choices,
-        "types": sorted(SUPPORTED_TYPES.items(), key=lambda item: item[1].lower()),
+        "types": type_choices(),
         "page": page,
         "first": (page - 1) * SEARCH_PAGE_SIZE + 1,
     }

@@ -25,14 +25,14 @@ def init_child(megabytes: int) -> None:
 
 
 def run_extraction(
-    function_path: str, path: str, mime_type: str, pdf_engine: str
+    function_path: str, path: str, mime_type: str, options: dict[str, Any]
 ) -> tuple[str, Any, str]:
     """Extract one file; failures come back as data (error type, message), because
     arbitrary parser exceptions do not always survive pickling."""
     try:
         module_name, _, attr = function_path.rpartition(".")
         extract = getattr(importlib.import_module(module_name), attr)
-        return ("ok", extract(path, mime_type=mime_type, pdf_engine=pdf_engine), "")
+        return ("ok", extract(path, mime_type=mime_type, **options), "")
     except MemoryError:
         return ("error", "unknown", "The extractor ran out of memory on this file.")
     except BaseException as exc:  # noqa: BLE001 - every failure must reach the parent

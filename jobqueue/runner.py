@@ -26,15 +26,6 @@ from jobqueue.services import QueueManager
 
 logger = logging.getLogger(__name__)
 
-# Imported once in the fork server, so each new child starts with the parsers loaded
-# (a module whose library is missing is skipped there and fails only its own jobs).
-PRELOAD = [
-    "jobqueue.child",
-    "documents.extractors.pdf",
-    "documents.extractors.docx",
-    "documents.extractors.text",
-]
-
 
 class JobReleased(Exception):  # noqa: N818 - a signal, not an error
     """The job was handed back to the queue (shutdown) instead of finishing."""
@@ -76,7 +67,13 @@ class JobRunner:
     extraction_timeout: float = 300.0
     memory_mb: int = field(default_factory=lambda: settings.QUEUE_CHILD_MEMORY_MB)
     max_tasks: int = field(default_factory=lambda: settings.QUEUE_CHILD_MAX_TASKS)
-    pdf_engine: str = field(default_factory=lambda: settings.PDF_ENGINE)
+    # Keyword options of the extract function (children read no Django settings).
+    extract_options: dict[str, Any] = field(
+        default_factory=lambda: {
+            "pdf_engine": settings.PDF_ENGINE,
+            "max_chars": settings.EXTRACTED_TEXT_MAX_CHARS,
+        }
+    )
     extract_function: str = field(
         default_factory=lambda: settings.QUEUE_EXTRACT_FUNCTION
     )
@@ -141,7 +138,12 @@ class JobRunner:
             )
         future = self.pool.schedule(
             run_extraction,
-            args=(self.extract_function, path, document.mime_type, self.pdf_engine),
+            args=(
+                self.extract_function,
+                path,
+                document.mime_type,
+                self.extract_options,
+            ),
             timeout=self.extraction_timeout,
         )
         if on_future:

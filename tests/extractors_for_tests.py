@@ -13,7 +13,7 @@ from pathlib import Path
 from documents.extractors.registry import extract as real_extract
 
 
-def extract(path: str, *, mime_type: str | None = None, pdf_engine: str = "auto"):
+def extract(path: str, *, mime_type: str | None = None, **options):
     head = Path(path).read_bytes()[:64]
     if head.startswith(b"sleep:"):
         time.sleep(float(head.split(b":")[1].split()[0]))
@@ -23,4 +23,4 @@ def extract(path: str, *, mime_type: str | None = None, pdf_engine: str = "auto"
         hog = []
         while True:
             hog.append(bytearray(50 * 1024 * 1024))
-    return real_extract(path, mime_type=mime_type, pdf_engine=pdf_engine)
+    return real_extract(path, mime_type=mime_type, **options)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import io
+import struct
 import zipfile
 
 import docx
@@ -35,3 +36,40 @@ def docx_bytes(text: str = "Minutes of the meeting") -> bytes:
             info.date_time = FIXED_TIME
             target.writestr(info, source.read(info.filename))
     return out.getvalue()
+
+
+def ole_bytes(*streams: str) -> bytes:
+    """An OLE2 compound file (the container of .doc/.xls/.ppt) holding the named
+    streams, 4 KiB each: enough for readers to list them."""
+    sector, free, end, fat_mark = 512, 0xFFFFFFFF, 0xFFFFFFFE, 0xFFFFFFFD
+    none = free  # "no sibling" is the same value as a free sector
+    per_stream = 8  # 4 KiB: at the mini-stream cutoff, so stored in regular sectors
+    fat = [fat_mark, end]  # sector 0: the FAT itself; sector 1: the directory
+    for n in range(len(streams)):
+        first = 2 + n * per_stream
+        fat += [*range(first + 1, first + per_stream), end]
+    assert len(fat) <= 128 and len(streams) <= 3, "one FAT and directory sector"
+    header = struct.pack(
+        "<8s16sHHHHH6sIIIIIIIII",
+        b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1",
+        bytes(16),
+        0x3E, 3, 0xFFFE, 9, 6, bytes(6),
+        0, 1, 1, 0, 4096, end, 0, end, 0,
+    ) + struct.pack("<109I", 0, *[free] * 108)  # fmt: skip
+
+    def entry(name: str, kind: int, right: int, child: int, start: int, size: int):
+        encoded = name.encode("utf-16-le") + b"\x00\x00"
+        return struct.pack(
+            "<64sHBBIII16sIQQIQ",
+            encoded, len(encoded), kind, 1, none, right, child,
+            bytes(16), 0, 0, 0, start, size,
+        )  # fmt: skip
+
+    directory = entry("Root Entry", 5, none, 1 if streams else none, end, 0)
+    for n, name in enumerate(streams):
+        right = n + 2 if n + 1 < len(streams) else none
+        directory += entry(name, 2, right, none, 2 + n * per_stream, 4096)
+    directory = directory.ljust(sector, b"\x00")
+    fat_sector = struct.pack(f"<{len(fat)}I", *fat).ljust(sector, b"\xff")
+    data = b"".join(name.encode().ljust(4096, b"\x00") for name in streams)
+    return header + fat_sector + directory + data

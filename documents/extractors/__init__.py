@@ -1,4 +1,4 @@
-"""Text extractors for PDF, DOCX and plain text (no Django imports: runs in child processes)."""
+"""Text extractors, one module per format (no Django imports: runs in child processes)."""
 
 from __future__ import annotations
 
@@ -10,37 +10,39 @@ from .base import (
     ExtractionError,
     ExtractionResult,
     ExtractionTimeoutError,
+    ExtractOptions,
     ExtractorMissingError,
+    TextBuilder,
     UnsupportedFileError,
     classify,
 )
-from .detect import (
-    DOCX,
-    PDF,
-    SUPPORTED_TYPES,
-    TEXT,
-    detect_mime_type,
-    unsupported_reason,
-)
+from .detect import detect_format, detect_mime_type, unsupported_reason
+from .formats import DOCX, FORMATS, PDF, TEXT, Format, by_mime_type, label_for
 from .registry import extract, get_extractor
 
 __all__ = [
     "BLANK_NOTE",
     "DOCX",
+    "FORMATS",
     "NO_TEXT_NOTE",
     "PDF",
-    "SUPPORTED_TYPES",
     "TEXT",
     "CorruptFileError",
     "EncryptedFileError",
+    "ExtractOptions",
     "ExtractionError",
     "ExtractionResult",
     "ExtractionTimeoutError",
     "ExtractorMissingError",
+    "Format",
+    "TextBuilder",
     "UnsupportedFileError",
+    "by_mime_type",
     "classify",
+    "detect_format",
     "detect_mime_type",
     "extract",
     "get_extractor",
+    "label_for",
     "unsupported_reason",
 ]

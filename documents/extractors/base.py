@@ -12,6 +12,62 @@ NO_TEXT_NOTE = (
     "No text layer: this PDF looks like a scan or image; run OCR to make it searchable."
 )
 BLANK_NOTE = "No text: the pages are blank, or their content could not be decoded."
+DEFAULT_MAX_CHARS = 10_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractOptions:
+    """The settings extraction needs, passed to the (Django-free) child process."""
+
+    pdf_engine: str = "auto"
+    max_chars: int = DEFAULT_MAX_CHARS  # EXTRACTED_TEXT_MAX_CHARS
+
+
+def truncated_note(max_chars: int) -> str:
+    """The note on a document whose text was cut at the limit."""
+    return (
+        f"The text was cut at {max_chars:,} characters (EXTRACTED_TEXT_MAX_CHARS); "
+        "the rest of the document was not read."
+    )
+
+
+def join_notes(*notes: str) -> str:
+    """Several notes as one, skipping empty ones."""
+    return " ".join(note for note in notes if note)
+
+
+class TextBuilder:
+    """Collects text up to a limit. Extractors stop reading once `add` returns False,
+    so a small file that expands enormously never becomes one enormous string."""
+
+    def __init__(self, max_chars: int, separator: str = "\n") -> None:
+        self.max_chars = max_chars
+        self.separator = separator
+        self.truncated = False
+        self._parts: list[str] = []
+        self._size = 0
+
+    def add(self, piece: str) -> bool:
+        """Append one piece (after the separator); False once the limit cut it."""
+        if self._parts:
+            piece = self.separator + piece
+        room = self.max_chars - self._size
+        if len(piece) > room:
+            piece = piece[:room]
+            self.truncated = True
+        self._parts.append(piece)
+        self._size += len(piece)
+        return not self.truncated
+
+    @property
+    def text(self) -> str:
+        """Everything collected so far."""
+        return "".join(self._parts)
+
+    @property
+    def note(self) -> str:
+        """The truncation note, or "" when everything fitted."""
+        return truncated_note(self.max_chars) if self.truncated else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,10 +142,10 @@ class EncryptedFileError(CorruptFileError):
 
 
 class UnsupportedFileError(ExtractionError):
-    """The file is not a PDF, DOCX or plain text, or a variant we cannot read."""
+    """The file is in no format we read, or in a variant we cannot read."""
 
     error_type = "unsupported"
-    default_message = "This file is not a PDF, DOCX or plain-text file."
+    default_message = "This file is not in a format that can be read."
 
 
 class ExtractorMissingError(ExtractionError):

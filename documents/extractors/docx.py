@@ -9,7 +9,12 @@ import zlib
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
-from .base import CorruptFileError, ExtractionResult, UnsupportedFileError
+from .base import (
+    CorruptFileError,
+    ExtractionResult,
+    ExtractOptions,
+    UnsupportedFileError,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -31,7 +36,9 @@ _NOTE_PARTS = ("/word/footnotes.xml", "/word/endnotes.xml")
 _STRICT_NS = b"http://purl.oclc.org/ooxml/"
 
 
-def extract_docx(path: str | os.PathLike[str]) -> ExtractionResult:
+def extract_docx(
+    path: str | os.PathLike[str], options: ExtractOptions
+) -> ExtractionResult:
     """Extract the text of a Word (.docx) file in reading order."""
     page_count = _check_archive(path)
     document = _open_document(path)

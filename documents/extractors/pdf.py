@@ -18,9 +18,10 @@ from .base import (
     EncryptedFileError,
     ExtractionError,
     ExtractionResult,
+    ExtractOptions,
     UnsupportedFileError,
 )
-from .detect import PREFIX_BYTES, looks_like_pdf
+from .sniff import PREFIX_BYTES, looks_like_pdf
 
 ENGINES = ("auto", "pdfium", "pdfplumber")
 
@@ -48,9 +49,10 @@ class _Page:
 
 
 def extract_pdf(
-    path: str | os.PathLike[str], *, engine: str = "auto"
+    path: str | os.PathLike[str], options: ExtractOptions
 ) -> ExtractionResult:
-    """Extract a PDF's text with the given engine ("auto", "pdfium" or "pdfplumber")."""
+    """Extract a PDF's text with the engine of the options (auto, pdfium, pdfplumber)."""
+    engine = options.pdf_engine
     if engine not in ENGINES:
         raise ValueError(f"unknown PDF engine {engine!r}; choose one of {ENGINES}")
     with open(path, "rb") as fh:

@@ -1,65 +1,72 @@
-"""One entry point: pick the extractor by the file's detected MIME type."""
+"""One entry point: pick the extractor by the file's format, and finish its text."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import os
 from collections.abc import Callable
-from functools import partial
+from typing import Any
 
 from .base import (
     CorruptFileError,
     ExtractionResult,
+    ExtractOptions,
     ExtractorMissingError,
     UnsupportedFileError,
+    join_notes,
+    truncated_note,
 )
-from .detect import DOCX, PDF, TEXT, detect_mime_type, unsupported_reason
+from .detect import detect_format, unsupported_reason
+from .formats import Format, by_mime_type
 
-Extractor = Callable[[str | os.PathLike[str]], ExtractionResult]
-
-# mime type -> (module, function, libraries it needs). Modules load lazily so a
-# missing library fails only the documents that need it, as "extractor_missing".
-_EXTRACTORS: dict[str, tuple[str, str, str]] = {
-    PDF: ("pdf", "extract_pdf", "pypdfium2 and pdfplumber"),
-    DOCX: ("docx", "extract_docx", "python-docx"),
-    TEXT: ("text", "extract_text", "charset-normalizer"),
-}
+Extractor = Callable[[str | os.PathLike[str], ExtractOptions], ExtractionResult]
 
 
-def get_extractor(mime_type: str | None, *, pdf_engine: str = "auto") -> Extractor:
-    """Return the extraction function for a MIME type, or raise UnsupportedFileError."""
-    key = (mime_type or "").split(";")[0].strip().lower()
-    if key.startswith("text/"):  # csv, markdown, ... are all plain text to us
-        key = TEXT
-    if key not in _EXTRACTORS:
-        raise UnsupportedFileError()
-    module_name, function_name, requirement = _EXTRACTORS[key]
+def get_extractor(fmt: Format) -> Extractor:
+    """Return the extraction function of a readable format (modules load lazily, so a
+    missing library fails only the documents that need it, as extractor_missing)."""
+    if not fmt.readable:
+        raise fmt.refuse()
+    module_name, _, function_name = fmt.extractor.partition(":")
     try:
         module = importlib.import_module(f"{__package__}.{module_name}")
     except ImportError as exc:
         raise ExtractorMissingError(
-            f"The extractor for this file type is not installed (needs {requirement})."
+            f"The extractor for {fmt.label} files is not installed "
+            f"(needs {fmt.requires})."
         ) from exc
-    function = getattr(module, function_name)
-    return partial(function, engine=pdf_engine) if key == PDF else function
+    return getattr(module, function_name)
 
 
 def extract(
-    path: str | os.PathLike[str],
-    *,
-    mime_type: str | None = None,
-    pdf_engine: str = "auto",
+    path: str | os.PathLike[str], *, mime_type: str | None = None, **options: Any
 ) -> ExtractionResult:
-    """Extract text from a file, detecting its type from its bytes unless given."""
+    """Extract text from a file, detecting its format from its bytes unless given.
+
+    `options` are the fields of ExtractOptions (pdf_engine, max_chars).
+    """
+    settings = ExtractOptions(**options)
     if os.path.getsize(path) == 0:
         raise CorruptFileError("it is empty (0 bytes); the upload may have failed")
-    if mime_type is None:
-        mime_type = detect_mime_type(path)
-        if mime_type is None:
-            raise UnsupportedFileError(unsupported_reason(path))
+    fmt = by_mime_type(mime_type) if mime_type else detect_format(path)
+    if fmt is None:
+        raise UnsupportedFileError(unsupported_reason(path))
     try:
-        return get_extractor(mime_type, pdf_engine=pdf_engine)(path)
+        result = get_extractor(fmt)(path, settings)
     except ImportError as exc:  # a library imported lazily inside the extractor
         raise ExtractorMissingError(
             f"A library needed to read this file is not installed ({exc.name})."
         ) from exc
+    return _finish(result, settings)
+
+
+def _finish(result: ExtractionResult, options: ExtractOptions) -> ExtractionResult:
+    """Where text leaves the extractors: the limit holds whatever the extractor did."""
+    if len(result.text) <= options.max_chars:
+        return result
+    return dataclasses.replace(
+        result,
+        text=result.text[: options.max_chars],
+        note=join_notes(result.note, truncated_note(options.max_chars)),
+    )

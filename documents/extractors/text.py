@@ -6,7 +6,7 @@ import codecs
 import os
 import re
 
-from .base import CorruptFileError, ExtractionResult
+from .base import CorruptFileError, ExtractionResult, ExtractOptions
 
 # Longest BOM first: the UTF-32 LE BOM begins with the UTF-16 LE one.
 _BOM_ENCODINGS = (
@@ -25,7 +25,9 @@ _WESTERN_LANGUAGES = {  # as charset-normalizer names them
 _STRIP = dict.fromkeys([0, 0xFEFF])  # NULs and stray BOMs carry no text
 
 
-def extract_text(path: str | os.PathLike[str]) -> ExtractionResult:
+def extract_text(
+    path: str | os.PathLike[str], options: ExtractOptions
+) -> ExtractionResult:
     """Decode a plain-text file by BOM, else UTF-8, else the detected encoding."""
     with open(path, "rb") as fh:
         data = fh.read()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import template
 from django.utils.html import format_html
 
-from documents.extractors.detect import SUPPORTED_TYPES
+from documents.extractors.formats import label_for
 from documents.models import Document
 from jobqueue import dashboard
 from jobqueue.models import ACTIVE_STATUSES, ErrorType, QueueControl, Status
@@ -81,7 +81,7 @@ def may_succeed_again(document: Document) -> bool:
 @register.filter
 def format_label(mime_type: str) -> str:
     """A format's name for people ("Word (DOCX)"), never a raw MIME string."""
-    return SUPPORTED_TYPES.get(mime_type, "Other")
+    return label_for(mime_type)
 
 
 @register.inclusion_tag("documents/_paused.html")

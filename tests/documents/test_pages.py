@@ -12,8 +12,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from django.utils import timezone
 
+from documents.extractors.formats import accepted_labels
 from documents.models import Document
-from documents.uploads import accepted_types_label
 from documents.views import PAGE_SIZE
 from jobqueue.models import ErrorType, Operation, QueueItem, Status
 
@@ -145,7 +145,7 @@ def test_upload_page_states_limits_and_types(user_client, settings):
     settings.MAX_UPLOAD_MB = 7
     body = user_client.get(reverse("documents:upload")).content.decode()
     assert "up to 7 MB" in body
-    assert f"Accepted: {accepted_types_label()}." in body
+    assert f"Accepted: {accepted_labels()}." in body
     assert re.search(r'<input type="file" name="file" id="id_file" multiple', body)
     assert 'data-max-bytes="7340032"' in body
     assert '<label for="id_file"' in body

@@ -1,0 +1,207 @@
+"""Every file format, declared once: detection, uploads, the form and messages derive
+from FORMATS (no Django: child processes import it)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .base import EncryptedFileError, ExtractionError, UnsupportedFileError
+from .sniff import looks_like_pdf
+
+
+@dataclass(frozen=True, slots=True)
+class Format:
+    """One file format: how it is recognised, named, accepted and read."""
+
+    key: str
+    label: str  # shown to people, e.g. "Word (DOCX)"
+    mime_type: str  # stored on the document
+    extensions: tuple[str, ...] = ()  # names that promise this format
+    extractor: str = ""  # "module:function" in this package; "" for a refused format
+    requires: str = ""  # what to install when the extractor's module is missing
+    other_mime_types: tuple[str, ...] = ()  # aliases browsers and mail clients send
+    # Recognised by its bytes through one of these:
+    signatures: tuple[bytes, ...] = ()  # the file starts with one of them
+    sniff: Callable[[bytes], bool] | None = None  # a test of the first 64 KiB
+    zip_member: str = ""  # a ZIP container holding this member,
+    zip_member_content: bytes = b""  # which starts with this (ODF's "mimetype")
+    ole_streams: tuple[str, ...] = ()  # an OLE2 container with one of these streams
+    # Text of any kind: the name may choose among text formats (.md, .csv).
+    textual: bool = False
+    refusal: str = ""  # why a recognised but unreadable format is refused
+    refused_as: type[ExtractionError] = UnsupportedFileError
+
+    @property
+    def readable(self) -> bool:
+        """True when this product extracts text from the format."""
+        return bool(self.extractor)
+
+    @property
+    def module(self) -> str:
+        """The extractor's module inside this package."""
+        return self.extractor.partition(":")[0]
+
+    def matches(self, prefix: bytes) -> bool:
+        """True when a file's first bytes carry this format's signature."""
+        if self.signatures and prefix.startswith(self.signatures):
+            return True
+        return self.sniff is not None and self.sniff(prefix)
+
+    def refuse(self) -> ExtractionError:
+        """The error for a file of a refused format."""
+        return self.refused_as(self.refusal)
+
+
+def _legacy(key: str, label: str, mime: str, stream: str, app: str, modern: str):
+    return Format(
+        key=key,
+        label=label,
+        mime_type=mime,
+        extensions=(f".{key}",),
+        ole_streams=(stream,) if key != "xls" else (stream, "Book"),
+        refusal=(
+            f"This is an old {label} file, which cannot be read; open it in {app} or "
+            f"LibreOffice, save it as {modern} and upload that."
+        ),
+    )
+
+
+_OOXML = "application/vnd.openxmlformats-officedocument"
+PDF = Format(
+    key="pdf",
+    label="PDF",
+    mime_type="application/pdf",
+    extensions=(".pdf",),
+    extractor="pdf:extract_pdf",
+    requires="pypdfium2 and pdfplumber",
+    sniff=looks_like_pdf,
+)
+DOCX = Format(
+    key="docx",
+    label="Word (DOCX)",
+    mime_type=f"{_OOXML}.wordprocessingml.document",
+    extensions=(".docx",),
+    extractor="docx:extract_docx",
+    requires="python-docx",
+    zip_member="word/document.xml",
+)
+TEXT = Format(
+    key="text",
+    label="Plain text",
+    mime_type="text/plain",
+    extensions=(".txt", ".text"),
+    extractor="text:extract_text",
+    requires="charset-normalizer",
+    textual=True,
+)
+
+MARKDOWN = Format(
+    key="markdown",
+    label="Markdown",
+    mime_type="text/markdown",
+    extensions=(".md", ".markdown"),
+    extractor="text:extract_text",
+    requires="charset-normalizer",
+    other_mime_types=("text/x-markdown",),
+    textual=True,
+)
+CSV = Format(
+    key="csv",
+    label="CSV",
+    mime_type="text/csv",
+    extensions=(".csv",),
+    extractor="text:extract_text",
+    requires="charset-normalizer",
+    textual=True,
+)
+
+# In detection order: the first format whose bytes match wins; textual formats are
+# tried only on text, and text that matches none of them is TEXT.
+FORMATS: tuple[Format, ...] = (
+    PDF,
+    DOCX,
+    TEXT,
+    MARKDOWN,
+    CSV,
+    _legacy("doc", "Word 97-2003 (DOC)", "application/msword", "WordDocument",
+            "Word", "a Word Document (DOCX)"),
+    _legacy("xls", "Excel 97-2003 (XLS)", "application/vnd.ms-excel", "Workbook",
+            "Excel", "an Excel Workbook (XLSX)"),
+    _legacy("ppt", "PowerPoint 97-2003 (PPT)", "application/vnd.ms-powerpoint",
+            "PowerPoint Document", "PowerPoint", "a PowerPoint Presentation (PPTX)"),
+    Format(
+        key="encrypted-office",
+        label="password-protected Office document",
+        mime_type="application/x-encrypted-office",
+        ole_streams=("EncryptedPackage",),
+        refusal=(
+            "This Office document is protected by a password, so its text cannot be "
+            "read; save a copy without a password and upload that."
+        ),
+        refused_as=EncryptedFileError,
+    ),
+)  # fmt: skip
+
+_BY_MIME = {
+    mime: fmt for fmt in FORMATS for mime in (fmt.mime_type, *fmt.other_mime_types)
+}
+_BY_EXTENSION = {ext: fmt for fmt in FORMATS for ext in fmt.extensions}
+READABLE = tuple(fmt for fmt in FORMATS if fmt.readable)
+
+
+def by_mime_type(mime_type: str | None) -> Format | None:
+    """The format stored under a MIME type (parameters such as charset ignored)."""
+    return _BY_MIME.get((mime_type or "").split(";")[0].strip().lower())
+
+
+def by_extension(filename: str) -> Format | None:
+    """The format a file name promises by its extension, if any."""
+    _, dot, extension = filename.rpartition(".")
+    return _BY_EXTENSION.get(f".{extension.lower()}") if dot else None
+
+
+def label_for(mime_type: str | None) -> str:
+    """A person's name for a MIME type ("Word (DOCX)"), never the raw string."""
+    fmt = by_mime_type(mime_type)
+    return fmt.label if fmt else "Other"
+
+
+def accepted_labels() -> str:
+    """E.g. "PDF, Word (DOCX) or Plain text"."""
+    *rest, last = (fmt.label for fmt in READABLE)
+    return f"{', '.join(rest)} or {last}" if rest else last
+
+
+def type_choices() -> list[tuple[str, str]]:
+    """(MIME type, label) of every readable format, by label: for filters."""
+    return sorted(
+        ((fmt.mime_type, fmt.label) for fmt in READABLE), key=lambda c: c[1].lower()
+    )
+
+
+def accept_attribute() -> str:
+    """The file input's `accept`: every readable extension and MIME type."""
+    extensions = [ext for fmt in READABLE for ext in fmt.extensions]
+    mimes = [
+        mime for fmt in READABLE for mime in (fmt.mime_type, *fmt.other_mime_types)
+    ]
+    return ",".join(extensions + mimes)
+
+
+def extractor_modules() -> list[str]:
+    """The extractor modules, each once, for a worker to import ahead of its jobs."""
+    return list(dict.fromkeys(f"{__package__}.{fmt.module}" for fmt in READABLE))
+
+
+def named_format(detected: Format, filename: str) -> Format | None:
+    """The format to read a file as, given its bytes and its name; None when the name
+    promises another kind of file than the bytes hold."""
+    claimed = by_extension(filename)
+    if claimed is None or claimed == detected:
+        return detected
+    if detected.textual and claimed.textual:
+        # Bytes can't tell Markdown or CSV from plain text; a signature (RTF, HTML,
+        # e-mail) is surer than a name.
+        return claimed if detected == TEXT else detected
+    return None

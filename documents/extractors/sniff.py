@@ -1,0 +1,99 @@
+"""Byte tests that recognise a format from the start of a file (no Django)."""
+
+from __future__ import annotations
+
+import codecs
+import re
+
+PREFIX_BYTES = 64 * 1024  # enough to judge text; keeps detection O(1) in file size
+ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
+# Legacy Office files, and password-protected OOXML files, are OLE2 containers.
+OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+_PDF_HEADER_WINDOW = 1024  # PDF readers accept junk before %PDF- up to here
+_BOMS = (
+    codecs.BOM_UTF32_LE,  # before UTF-16 LE: it starts with the same two bytes
+    codecs.BOM_UTF32_BE,
+    codecs.BOM_UTF8,
+    codecs.BOM_UTF16_LE,
+    codecs.BOM_UTF16_BE,
+)
+# Object syntax without a %PDF- header: a PDF whose start was lost, not prose.
+_PDF_OBJECT = re.compile(rb"\d+\s+\d+\s+obj\s*<<")
+_PDF_STRUCTURE = re.compile(rb"\b(endobj|startxref|trailer|xref)\b")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
+_MAX_CONTROL_SHARE = 0.05  # coloured logs carry some ESC codes; binary has ~12%
+_IMAGES = (b"\x89PNG", b"\xff\xd8\xff", b"GIF8", b"II*\x00", b"MM\x00*")
+_BINARY_MAGIC = (*_IMAGES, OLE_MAGIC, *ZIP_MAGIC, b"\x1f\x8b", b"7z\xbc")
+# The start of an HTML document, after optional whitespace (WHATWG sniffing's tags).
+_HTML_START = re.compile(
+    rb"\s*(?:<!doctype\s+html|<html|<head|<body|<title|<meta|<table|<div|<p)[\s>]"
+)
+_XML_DECLARATION = re.compile(rb"\s*<\?xml[^>]*>\s*(?:<!--.*?-->\s*)*", re.DOTALL)
+# A message's header block: "Name: value" lines (and folded continuations).
+_HEADER_LINE = re.compile(rb"[!-9;-~]+:")
+_MAIL_HEADERS = {
+    b"from", b"to", b"cc", b"subject", b"date", b"message-id", b"mime-version",
+    b"received", b"return-path", b"delivered-to", b"reply-to", b"sender",
+}  # fmt: skip
+
+
+def looks_like_pdf(prefix: bytes) -> bool:
+    """True for a %PDF- header near the start, or PDF object syntax without one."""
+    if b"%PDF-" in prefix[:_PDF_HEADER_WINDOW]:
+        return True
+    return bool(_PDF_OBJECT.search(prefix) and _PDF_STRUCTURE.search(prefix))
+
+
+def looks_like_text(prefix: bytes) -> bool:
+    """True when a byte prefix decodes as text with almost no control characters."""
+    for bom in _BOMS:
+        if prefix.startswith(bom):
+            return True
+    if prefix.startswith(_BINARY_MAGIC) or b"\x00" in prefix:
+        return False
+    decoded = _decode_utf8_prefix(prefix)
+    if decoded is None:
+        decoded = _guess_decode(prefix)
+    if decoded is None:
+        return False
+    return len(_CONTROL.findall(decoded)) <= _MAX_CONTROL_SHARE * max(len(decoded), 1)
+
+
+def looks_like_html(prefix: bytes) -> bool:
+    """True when the text opens with an HTML tag (or XHTML after an XML declaration)."""
+    head = prefix[:2048].removeprefix(codecs.BOM_UTF8).lower()
+    declaration = _XML_DECLARATION.match(head)
+    if declaration:
+        head = head[declaration.end() :]
+    return bool(_HTML_START.match(head))
+
+
+def looks_like_email(prefix: bytes) -> bool:
+    """True when the text opens with an RFC 5322 header block that has a From."""
+    names: set[bytes] = set()
+    for line in prefix[:16384].splitlines():
+        if not line.strip():
+            break  # the blank line that ends the headers
+        if line[:1] in (b" ", b"\t"):
+            if not names:
+                return False
+            continue  # a folded header
+        if not _HEADER_LINE.match(line):
+            return False
+        names.add(line.split(b":", 1)[0].lower())
+    return b"from" in names and len(names & _MAIL_HEADERS) >= 2
+
+
+def _decode_utf8_prefix(prefix: bytes) -> str | None:
+    # Incremental decoding tolerates a multi-byte character cut at the prefix end.
+    try:
+        return codecs.getincrementaldecoder("utf-8")().decode(prefix, final=False)
+    except UnicodeDecodeError:
+        return None
+
+
+def _guess_decode(prefix: bytes) -> str | None:
+    from charset_normalizer import from_bytes
+
+    best = from_bytes(prefix).best()
+    return None if best is None else str(best)
