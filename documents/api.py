@@ -26,7 +26,7 @@ from documents.access import (
     can_set_priority,
     check_active_jobs,
 )
-from documents.extractors.detect import SUPPORTED_TYPES
+from documents.extractors.formats import READABLE, by_mime_type
 from documents.models import Document
 from documents.search import SearchTooBroad, search_documents
 from documents.serializers import (
@@ -42,7 +42,6 @@ from documents.services import (
     document_delete,
     document_reprocess,
 )
-from documents.uploads import EXTENSION_TYPES
 from jobqueue.models import Status
 
 
@@ -110,8 +109,8 @@ class ListQuery(serializers.Serializer):
     )
     type = serializers.CharField(
         required=False,
-        help_text="Only documents of this type: a format key (pdf, docx, text) or a "
-        "MIME type.",
+        help_text="Only documents of this type: a format key (pdf, docx, text, "
+        "markdown, csv, ...) or a MIME type.",
     )
     q = serializers.CharField(
         required=False,
@@ -122,16 +121,15 @@ class ListQuery(serializers.Serializer):
     )
 
     def validate_type(self, value: str) -> str:
-        mime_type = (
-            value if value in SUPPORTED_TYPES else EXTENSION_TYPES.get(f".{value}")
+        found = by_mime_type(value) or next(
+            (fmt for fmt in READABLE if fmt.key == value.lower()), None
         )
-        if mime_type is None:
+        if found is None:
+            keys = ", ".join(fmt.key for fmt in READABLE)
             raise serializers.ValidationError(
-                f"Unknown type “{value}”: use one of "
-                f"{', '.join(sorted(k.lstrip('.') for k in EXTENSION_TYPES))} "
-                "or a MIME type."
+                f"Unknown type “{value}”: use one of {keys}, or a MIME type."
             )
-        return mime_type
+        return found.mime_type
 
 
 def _priority(request: Request, data: dict) -> int:
