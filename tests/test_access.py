@@ -17,6 +17,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from axes.models import AccessAttempt, AccessFailureLog, AccessLog
 from django.contrib import admin
 from django.contrib.auth.models import Group, Permission
 from django.contrib.contenttypes.models import ContentType
@@ -238,6 +239,7 @@ PROJECT: dict[str, list[Case]] = {
         Case(lambda w: "/admin/jobqueue/", admin_page(200, 200, 200)),
         Case(lambda w: "/admin/auth/", admin_page(404, 404, 200)),
         Case(lambda w: "/admin/knox/", admin_page(404, 404, 200)),
+        Case(lambda w: "/admin/axes/", admin_page(404, 404, 200)),
     ],
     r"admin/(?P<url>.*)$": [
         Case(lambda w: "/admin/no-such-page/", admin_page(404, 404, 404))
@@ -311,6 +313,19 @@ ADMIN_MODELS: dict[str, ModelRules] = {
     "auth_group": ModelRules(
         lambda w: w.group, SUPERUSER, SUPERUSER, SUPERUSER, SUPERUSER, SUPERUSER
     ),
+    # Login throttling's records (django-axes): the superuser's, like users; made by
+    # failed logins, never by hand.
+    **{
+        f"axes_{name}": ModelRules(
+            lambda w, name=name: w.axes[name],
+            SUPERUSER,
+            READ_ONLY,
+            SUPERUSER,
+            SUPERUSER,
+            SUPERUSER,
+        )
+        for name in ("accessattempt", "accesslog", "accessfailurelog")
+    },
     "knox_authtoken": ModelRules(
         lambda w: w.token,
         SUPERUSER,
@@ -422,6 +437,7 @@ def world(db, settings, user, other_user, django_user_model, make_document):
     staff = django_user_model.objects.create_user("operator", is_staff=True)
     staff.user_permissions.set(perms("documents", "jobqueue"))
     superuser = django_user_model.objects.create_superuser("root")
+    access = {"username": "mallory", "ip_address": "192.0.2.1", "path_info": "/"}
     document = make_document(b"hello world\n", "private.txt")
     job = QueueItem.objects.create(document=document, status=Status.COMPLETED)
     return SimpleNamespace(
@@ -433,6 +449,14 @@ def world(db, settings, user, other_user, django_user_model, make_document):
         ),
         heartbeat=WorkerHeartbeat.objects.create(worker_id="host:1:abcd:w1"),
         group=Group.objects.create(name="operators"),
+        axes={
+            model._meta.model_name: model.objects.create(**access, **extra)
+            for model, extra in (
+                (AccessAttempt, {"failures_since_start": 1}),
+                (AccessLog, {}),
+                (AccessFailureLog, {}),
+            )
+        },
         token=create_token(user)[0],
         key=create_token(user)[1],
         users={

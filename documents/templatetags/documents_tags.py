@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django import template
 from django.utils.html import format_html
+from django.utils.translation import ngettext
 
 from documents.extractors.formats import label_for
 from documents.models import Document
@@ -121,3 +124,10 @@ def sort_header(context, key: str, label: str, first: str = "asc") -> str:
         label,
         f" {arrow}" if arrow else "",
     )
+
+
+@register.filter
+def minutes_in_words(duration: timedelta) -> str:
+    """A lock-out's length for people: "15 minutes", "1 minute"."""
+    minutes = max(1, round(duration.total_seconds() / 60))
+    return ngettext("%d minute", "%d minutes", minutes) % minutes
