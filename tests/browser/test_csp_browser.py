@@ -46,4 +46,6 @@ def test_scripts_run_and_nothing_is_blocked(
     page.goto(f"{live_server.url}/admin/jobqueue/queueitem/dashboard/")
     page.goto(f"{live_server.url}/documents/upload/")
     expect(page.locator("[data-js-only]").first).to_be_visible()  # app.js ran
+    page.goto(f"{live_server.url}/api/docs/")
+    expect(page.locator(".swagger-ui .info")).to_be_visible()  # Swagger UI ran
     assert not violations, violations
