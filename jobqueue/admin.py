@@ -15,8 +15,10 @@ from django.contrib import admin, messages
 from django.contrib.admin.actions import delete_selected as django_delete_selected
 from django.contrib.admin.models import CHANGE, LogEntry
 from django.contrib.admin.utils import flatten_fieldsets
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.shortcuts import redirect
 from django.urls import URLPattern, path
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
@@ -30,12 +32,15 @@ from jobqueue import (
 from jobqueue.admin_input import CheckedActionsMixin
 from jobqueue.dashboard import badge, document_link, short_duration, status_badge
 from jobqueue.models import (
+    ACTIVE_STATUSES,
     FINISHED_STATUSES,
     WAITING_STATUSES,
+    ErrorType,
     QueueControl,
     QueueItem,
     Status,
 )
+from jobqueue.retry import PERMANENT_ERROR_TYPES, is_retryable
 from jobqueue.services import QueueManager
 from jobqueue.sql import DbNow
 
@@ -78,7 +83,7 @@ class QueueItemAdmin(CheckedActionsMixin):
         "status_column",
         "priority",
         "attempts_column",
-        "error_type",
+        "error_type_column",
         "next_retry_column",
         "worker_column",
         "age_column",
@@ -115,6 +120,7 @@ class QueueItemAdmin(CheckedActionsMixin):
     readonly_fields = flatten_fieldsets(fieldsets)
     actions = (
         "retry_jobs",
+        "retry_anyway",
         "cancel_jobs",
         "release_jobs",
         "raise_priority",
@@ -154,8 +160,16 @@ class QueueItemAdmin(CheckedActionsMixin):
 
     @admin.display(description="Attempts", ordering="attempts")
     def attempts_column(self, obj: QueueItem) -> str:
+        # A limit only means something while the job may still run: "1/4" on a job
+        # that failed for good promised three attempts that never come.
+        if obj.status not in ACTIVE_STATUSES:
+            return str(obj.attempts)
         # max_retries counts retries, so a job may run max_retries + 1 times.
         return f"{obj.attempts}/{obj.max_retries + 1}"
+
+    @admin.display(description="Error type", ordering="error_type")
+    def error_type_column(self, obj: QueueItem) -> str:
+        return dashboard.error_label(obj.error_type, obj.error_message) or "-"
 
     @admin.display(description="Next retry", ordering="next_retry_at")
     def next_retry_column(self, obj: QueueItem) -> str:
@@ -182,6 +196,8 @@ class QueueItemAdmin(CheckedActionsMixin):
 
     @admin.display(description="Attempt history")
     def attempt_history(self, obj: QueueItem) -> SafeString | str:
+        # Numbered by position: an operator's retry restarts the job's own count, so
+        # the rows' ``attempt`` repeats.
         metrics = list(obj.metrics.order_by("created_at", "id"))
         if not metrics:
             return "No attempt has ended yet."
@@ -191,7 +207,7 @@ class QueueItemAdmin(CheckedActionsMixin):
             "<td>{}</td><td><pre style='white-space:pre-wrap'>{}</pre></td></tr>",
             (
                 (
-                    m.attempt,
+                    number,
                     timezone.localtime(m.created_at).strftime("%Y-%m-%d %H:%M:%S"),
                     badge(
                         m.get_outcome_display(), dashboard.OUTCOME_COLOURS[m.outcome]
@@ -201,10 +217,10 @@ class QueueItemAdmin(CheckedActionsMixin):
                     if m.extraction_time_ms is None
                     else f"{m.extraction_time_ms} ms",
                     m.extractor or "-",
-                    m.get_error_type_display() or "-",
+                    dashboard.error_label(m.error_type, m.error_message) or "-",
                     m.error_message,
                 )
-                for m in metrics
+                for number, m in enumerate(metrics, start=1)
             ),
         )
         return format_html(
@@ -254,13 +270,32 @@ class QueueItemAdmin(CheckedActionsMixin):
 
     @admin.action(description="Retry selected failed jobs", permissions=["change"])
     def retry_jobs(self, request: HttpRequest, queryset: QuerySet) -> None:
+        self._retry(request, queryset, anyway=False)
+
+    @admin.action(
+        description="Retry anyway (even jobs that would fail again)",
+        permissions=["change"],
+    )
+    def retry_anyway(self, request: HttpRequest, queryset: QuerySet) -> None:
+        self._retry(request, queryset, anyway=True)
+
+    def _retry(self, request: HttpRequest, queryset: QuerySet, *, anyway: bool) -> None:
         failed = queryset.filter(status=Status.FAILED)
         not_failed = queryset.count() - failed.count()
+        permanent: QuerySet = failed.none()
+        if not anyway:
+            # Corrupt or unsupported bytes fail the same way every time; a retry
+            # would report success and change nothing.
+            permanent = failed.filter(error_type__in=PERMANENT_ERROR_TYPES)
+            failed = failed.exclude(error_type__in=PERMANENT_ERROR_TYPES)
         queue = QueueManager()
         ids = list(failed.values_list("pk", flat=True))
         retried = [pk for pk in ids if queue.retry_failed(job_id=pk)]
         self._log(request, retried, "Retried")
         done = len(retried)
+        labels = sorted(
+            {ErrorType(t).label for t in permanent.values_list("error_type", flat=True)}
+        )
         self._report(
             request,
             done,
@@ -278,6 +313,17 @@ class QueueItemAdmin(CheckedActionsMixin):
                     "skipped %(count)d whose documents are already queued again",
                 ),
                 len(ids) - done,
+            ),
+            (
+                (
+                    f"skipped %(count)d that would fail again ({', '.join(labels)}: "
+                    "the same bytes fail the same way); choose “Retry anyway” to run "
+                    "it regardless",
+                    f"skipped %(count)d that would fail again ({', '.join(labels)}: "
+                    "the same bytes fail the same way); choose “Retry anyway” to run "
+                    "them regardless",
+                ),
+                permanent.count(),
             ),
         )
 
@@ -372,6 +418,16 @@ class QueueItemAdmin(CheckedActionsMixin):
             path("dashboard/", view(self.dashboard_view), name="jobqueue_dashboard"),
             path("dashboard/pause/", view(self.pause_view), name="jobqueue_pause"),
             path("clear-old/", view(self.clear_old_view), name="jobqueue_clear_old"),
+            path(
+                "<path:object_id>/retry/",
+                view(self.retry_view),
+                name="jobqueue_queueitem_retry",
+            ),
+            path(
+                "<path:object_id>/cancel/",
+                view(self.cancel_view),
+                name="jobqueue_queueitem_cancel",
+            ),
             *super().get_urls(),
         ]
 
@@ -386,6 +442,84 @@ class QueueItemAdmin(CheckedActionsMixin):
     def clear_old_view(self, request: HttpRequest) -> HttpResponse:
         """Delete finished items older than N days, after a confirmation step."""
         return dashboard.clear_old_view(self, request)
+
+    def _item_action(
+        self, request: HttpRequest, object_id: str
+    ) -> tuple[QueueItem | None, HttpResponse | None]:
+        """The item behind a button: POST only, for those who may change items."""
+        if request.method != "POST":
+            return None, HttpResponseNotAllowed(["POST"])
+        if not self.has_change_permission(request):
+            raise PermissionDenied
+        item = self.get_object(request, object_id)
+        if item is None:
+            raise Http404("No such queue item.")
+        return item, None
+
+    def retry_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """The item page's retry button; a failure that would repeat needs "anyway"."""
+        item, refused = self._item_action(request, object_id)
+        if refused:
+            return refused
+        if not request.POST.get("anyway") and not is_retryable(item.error_type):
+            self.message_user(
+                request,
+                f"Not retried: job #{item.pk} would fail again "
+                f"({ErrorType(item.error_type).label}). Use “Retry anyway” to run it "
+                "regardless.",
+                messages.WARNING,
+            )
+        elif QueueManager().retry_failed(job_id=item.pk):
+            self._log(request, [item.pk], "Retried")
+            self.message_user(request, f"Retried job #{item.pk}.", messages.SUCCESS)
+        else:
+            self.message_user(
+                request,
+                f"Job #{item.pk} was not retried: it is not failed, or its document "
+                "is already queued again.",
+                messages.WARNING,
+            )
+        return redirect("admin:jobqueue_queueitem_change", item.pk)
+
+    def cancel_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """The item page's cancel button, for a job still waiting."""
+        item, refused = self._item_action(request, object_id)
+        if refused:
+            return refused
+        if QueueManager().cancel(item.pk):
+            self._log(request, [item.pk], "Cancelled")
+            self.message_user(request, f"Cancelled job #{item.pk}.", messages.SUCCESS)
+        else:
+            self.message_user(
+                request,
+                f"Job #{item.pk} was not cancelled: it is no longer waiting.",
+                messages.WARNING,
+            )
+        return redirect("admin:jobqueue_queueitem_change", item.pk)
+
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        item = self.get_object(request, object_id)
+        extra: dict[str, Any] = {}
+        if item is not None and self.has_change_permission(request):
+            extra = {
+                "can_retry": item.status == Status.FAILED,
+                "can_cancel": item.status in WAITING_STATUSES,
+                "fails_again": (
+                    ErrorType(item.error_type).label
+                    if item.status == Status.FAILED
+                    and not is_retryable(item.error_type)
+                    else ""
+                ),
+            }
+        return super().change_view(
+            request, object_id, form_url, {**extra, **(extra_context or {})}
+        )
 
     def changelist_view(
         self, request: HttpRequest, extra_context: dict[str, Any] | None = None

@@ -262,6 +262,29 @@ PROJECT: dict[str, list[Case]] = {
             data=lambda: {"paused": "0"},
         ),
     ],
+    # The item page's buttons (the job is completed: each answers with a message).
+    "admin:jobqueue_queueitem_retry": [
+        Case(
+            lambda w: f"/admin/jobqueue/queueitem/{w.job.pk}/retry/",
+            admin_page(405, 405, 405),
+        ),
+        Case(
+            lambda w: f"/admin/jobqueue/queueitem/{w.job.pk}/retry/",
+            admin_page(403, 302, 302),
+            "post",
+        ),
+    ],
+    "admin:jobqueue_queueitem_cancel": [
+        Case(
+            lambda w: f"/admin/jobqueue/queueitem/{w.job.pk}/cancel/",
+            admin_page(405, 405, 405),
+        ),
+        Case(
+            lambda w: f"/admin/jobqueue/queueitem/{w.job.pk}/cancel/",
+            admin_page(403, 302, 302),
+            "post",
+        ),
+    ],
     "admin:jobqueue_clear_old": [
         Case(
             lambda w: "/admin/jobqueue/queueitem/clear-old/", admin_page(403, 200, 200)

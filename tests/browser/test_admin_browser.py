@@ -43,7 +43,7 @@ def test_operator_retries_a_failed_job(live_server, page, operator, make_documen
         document=doc,
         status=Status.FAILED,
         attempts=4,
-        error_type=ErrorType.CORRUPTION,
+        error_type=ErrorType.UNKNOWN,
         error_message="Invalid cross-reference table",
     )
 
