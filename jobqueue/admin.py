@@ -525,6 +525,8 @@ class QueueItemAdmin(CheckedActionsMixin):
         self, request: HttpRequest, extra_context: dict[str, Any] | None = None
     ) -> HttpResponse:
         extra = {
+            # The queue's eleven columns need the room the app sidebar takes.
+            "is_nav_sidebar_enabled": False,
             "queue_paused": QueueControl.is_paused(),
             "can_clear": self.has_delete_permission(request),
             **(extra_context or {}),
