@@ -155,6 +155,8 @@ QUEUE_HEARTBEAT_INTERVAL = env.float("QUEUE_HEARTBEAT_INTERVAL", default=10.0)
 QUEUE_POLL_INTERVAL = env.float("QUEUE_POLL_INTERVAL", default=1.0)
 # A worker whose heartbeat is older than this is presumed dead and its jobs rescued.
 QUEUE_STALE_WORKER_SECONDS = env.float("QUEUE_STALE_WORKER_SECONDS", default=60.0)
+# Jobs processing longer than this are rescued by any worker, whatever the heartbeats.
+QUEUE_STALE_JOB_MINUTES = env.float("QUEUE_STALE_JOB_MINUTES", default=30.0)
 QUEUE_CHILD_MEMORY_MB = env.int("QUEUE_CHILD_MEMORY_MB", default=2048)
 QUEUE_CHILD_MAX_TASKS = env.int("QUEUE_CHILD_MAX_TASKS", default=200)
 PDF_ENGINE = env.str("PDF_ENGINE", default="auto")

@@ -145,6 +145,8 @@ class WorkerHeartbeat(models.Model):
     )
     jobs_completed = models.PositiveIntegerField(default=0)
     jobs_failed = models.PositiveIntegerField(default=0)
+    # Late results refused because the job had been taken from this worker meanwhile.
+    jobs_refused = models.PositiveIntegerField(default=0)
     hostname = models.CharField(max_length=255, blank=True)
     pid = models.PositiveIntegerField(null=True, blank=True)
     started_at = models.DateTimeField(default=timezone.now)
@@ -166,6 +168,7 @@ class ExtractionMetric(models.Model):
         FAILED = "failed", "Failed"
         RESCUED = "rescued", "Worker lost, rescued"
         RELEASED = "released", "Released"
+        REFUSED = "refused", "Late result refused"
 
     job = models.ForeignKey(
         QueueItem, null=True, on_delete=models.SET_NULL, related_name="metrics"

@@ -21,6 +21,7 @@ from documents.extractors.base import ExtractionResult
 from documents.models import Document
 from documents.services import document_store_result
 from jobqueue.child import init_child, run_extraction
+from jobqueue.faults import is_database_fault
 from jobqueue.models import ErrorType, Operation, QueueItem
 from jobqueue.services import QueueManager
 
@@ -45,6 +46,10 @@ class Outcome:
 
 
 NOOP_RESULT = ExtractionResult("", 0, 1.0, "noop")
+STORE_REFUSED = (
+    "The text was extracted but the database refused to store it "
+    "(too large, or characters it cannot hold)."
+)
 
 
 @dataclass
@@ -111,7 +116,7 @@ class JobRunner:
         try:
             outcome = self.wait(flight)
         except JobReleased:
-            self.queue.release(item.pk, worker_id=worker_id)
+            self.queue.release(item.pk, worker_id=worker_id, attempt=item.attempts)
             raise
         return self.record(flight, outcome, worker_id)
 
@@ -185,14 +190,13 @@ class JobRunner:
                     item, worker_id, outcome.result, elapsed_ms
                 )
             except DatabaseError as exc:
-                # The result could not be stored (e.g. PostgreSQL refuses a search
-                # vector over 1 MB). Its transaction rolled back; fail the attempt,
-                # or the job would stay "processing" under a live worker for ever.
+                if is_database_fault(exc):
+                    raise  # the database's fault: the caller keeps the result, retries
+                # The database refused the data (e.g. PostgreSQL's search vector is
+                # limited to 1 MB): extracting again would give the same text.
                 logger.exception("Could not store the result of job %s", item.pk)
                 outcome = Outcome(
-                    False,
-                    error_type=ErrorType.UNKNOWN,
-                    error_message=f"The text was extracted but could not be saved: {exc}",
+                    False, error_type=ErrorType.UNSUPPORTED, error_message=STORE_REFUSED
                 )
         if not outcome.completed:
             outcome.recorded = self.queue.failed(
@@ -201,6 +205,7 @@ class JobRunner:
                 outcome.error_type,
                 max_retries=self.max_retries,
                 worker_id=worker_id,
+                attempt=item.attempts,
                 extraction_time_ms=elapsed_ms,
             )
         return outcome
@@ -214,6 +219,7 @@ class JobRunner:
                 extraction_time_ms=elapsed_ms,
                 confidence=result.confidence,
                 worker_id=worker_id,
+                attempt=item.attempts,
                 pages=result.page_count,
                 characters=len(result.text),
                 extractor=result.extractor,

@@ -294,6 +294,20 @@ class QueueManager:
         waiting = QueueItem.objects.waiting().filter(pk__in=list(job_ids))
         return waiting.update(priority=F("priority") + step, updated_at=DbNow())
 
+    def record_refused(
+        self, item: QueueItem, worker_id: str, extraction_time_ms: int | None = None
+    ) -> None:
+        """Log a late result that fencing refused: counted as refused, not completed."""
+        ExtractionMetric.objects.create(
+            job_id=item.pk,
+            document_id=item.document_id,
+            attempt=item.attempts,
+            outcome=ExtractionMetric.Outcome.REFUSED,
+            worker_id=worker_id,
+            extraction_time_ms=extraction_time_ms,
+            created_at=DbNow(),
+        )
+
     def holds(self, job_id: int, worker_id: str, attempt: int) -> str | None:
         """The job's state if this claim (worker and attempt) still holds it or was the
         one that finished it; None once it was taken from this claim."""
@@ -346,6 +360,7 @@ class QueueManager:
                 "id", filter=Q(outcome=ExtractionMetric.Outcome.COMPLETED)
             ),
             failed_24h=Count("id", filter=Q(outcome=ExtractionMetric.Outcome.FAILED)),
+            refused_24h=Count("id", filter=Q(outcome=ExtractionMetric.Outcome.REFUSED)),
             avg_ms=Avg(
                 "extraction_time_ms",
                 filter=Q(outcome=ExtractionMetric.Outcome.COMPLETED),
@@ -362,6 +377,7 @@ class QueueManager:
             "total": sum(counts.values()),
             "completed_24h": last_day["completed_24h"],
             "failed_24h": last_day["failed_24h"],
+            "refused_24h": last_day["refused_24h"],
             "avg_extraction_time_ms": round(last_day["avg_ms"] or 0, 1),
             "throughput_per_hour": last_hour,
             "oldest_pending_seconds": (now - oldest).total_seconds()

@@ -169,7 +169,8 @@ class Statements:
         # A worker's sign of life, stamped when the write lands.
         self.beat = f"""UPDATE worker_heartbeat SET status = %(status)s,
             current_job_id = %(job)s, jobs_completed = %(completed)s,
-            jobs_failed = %(failed)s, last_heartbeat = {now}
+            jobs_failed = %(failed)s, jobs_refused = %(refused)s,
+            last_heartbeat = {now}
             WHERE worker_id = %(worker)s"""
 
 

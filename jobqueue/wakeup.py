@@ -13,6 +13,7 @@ import threading
 
 from django.db import connections
 
+from jobqueue.faults import is_database_fault
 from jobqueue.services import NOTIFY_CHANNEL
 
 logger = logging.getLogger(__name__)
@@ -68,8 +69,15 @@ class Wakeup:
             while not self._stop.is_set():
                 try:
                     target()
-                except Exception:
-                    logger.exception("Queue wake-up watcher failed; retrying in 1 s")
+                except Exception as exc:
+                    if is_database_fault(exc):
+                        logger.warning(
+                            "Queue wake-up watcher lost the database: %s", exc
+                        )
+                    else:
+                        logger.exception(
+                            "Queue wake-up watcher failed; retrying in 1 s"
+                        )
                     self._stop.wait(1.0)
 
         return run

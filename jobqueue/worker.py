@@ -11,13 +11,14 @@ import time
 import uuid
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 
 from jobqueue import sql
+from jobqueue.faults import Backoff, drop_connection, is_database_fault
 from jobqueue.models import QueueControl, QueueItem, Status, WorkerHeartbeat
 from jobqueue.runner import Flight, JobReleased, JobRunner, Outcome
 from jobqueue.services import DocumentQueueService, QueueManager
@@ -26,7 +27,7 @@ from jobqueue.wakeup import Wakeup
 
 logger = logging.getLogger(__name__)
 
-EVENTS = ("job_started", "job_completed", "job_failed")
+EVENTS = ("job_started", "job_completed", "job_failed", "job_refused")
 ERROR_PAUSE_SECONDS = 1.0
 
 
@@ -37,13 +38,25 @@ class _ThreadState:
     worker_id: str
     status: str = WorkerHeartbeat.State.IDLE
     current_job: int | None = None
-    future: Any = None
     jobs_completed: int = 0
     jobs_failed: int = 0
+    jobs_refused: int = 0
+    # The jobs this thread holds (running, or prefetched), by id: its books.
+    held: dict[int, Flight] = field(default_factory=dict)
+    # Set after a database error: a claim may have landed that the thread never saw.
+    reconcile: bool = False
 
 
 class ExtractionWorker:
-    """A pool of ``num_workers`` threads claiming jobs from the database queue."""
+    """A pool of ``num_workers`` threads claiming jobs from the database queue.
+
+    A database error never loses a job: a thread keeps the results it holds and
+    records them once the database is back (pausing with a growing backoff, never
+    exiting, never spinning), then releases any claim it did not see land. Rescue of
+    other workers' lost jobs runs in every worker, only after this worker has itself
+    reached the database steadily for the stale threshold, so that an outage all
+    workers shared is not taken for their deaths.
+    """
 
     def __init__(
         self,
@@ -55,6 +68,7 @@ class ExtractionWorker:
         poll_interval: float = 1.0,
         *,
         stale_worker_seconds: float | None = None,
+        stale_job_minutes: float | None = None,
     ) -> None:
         # ``db`` is the guide's database handle; here it is Django's configured database.
         self.num_workers = num_workers
@@ -64,6 +78,11 @@ class ExtractionWorker:
         self.poll_interval = poll_interval
         self.stale_worker_seconds = stale_worker_seconds or max(
             settings.QUEUE_STALE_WORKER_SECONDS, 3 * heartbeat_interval
+        )
+        # A job older than twice the hard timeout cannot be running any more.
+        self.stale_job_minutes = max(
+            stale_job_minutes or settings.QUEUE_STALE_JOB_MINUTES,
+            2 * extraction_timeout / 60,
         )
         self.queue = QueueManager()
         self.runner = JobRunner(
@@ -77,11 +96,14 @@ class ExtractionWorker:
         self._callbacks: dict[str, list[Callable]] = defaultdict(list)
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
+        self._abort = threading.Event()  # the stop timeout passed: give up on the DB
         self._paused = threading.Event()
         self._db_paused = False
         self._wakeup = Wakeup()
         self._started_at: float | None = None
         self._last_beat = 0.0
+        self._healthy_since = 0.0
+        self._outage_since: float | None = None  # heartbeats failing since then
         self._stopped = threading.Event()
         self._finish_lock = threading.Lock()
 
@@ -92,6 +114,7 @@ class ExtractionWorker:
         if self.is_running():
             return
         self._stop.clear()
+        self._abort.clear()
         self._stopped.clear()
         self._started_at = time.monotonic()
         self.runner.start()
@@ -124,9 +147,11 @@ class ExtractionWorker:
         clean = not any(t.is_alive() for t in self._threads)
         if not clean:
             # Cancelling a future kills its child; the thread then releases its job.
+            self._abort.set()
             for state in self._states:
-                if state.future is not None:
-                    state.future.cancel()
+                for flight in list(state.held.values()):
+                    if flight.future is not None:
+                        flight.future.cancel()
             for thread in self._threads:
                 thread.join(5)
         with self._finish_lock:
@@ -135,13 +160,20 @@ class ExtractionWorker:
         return clean
 
     def _finish(self, clean: bool) -> None:
-        self._release_leftovers()
+        try:
+            self._release_leftovers()
+        except DatabaseError:
+            # Left processing under heartbeats that stop now: rescue will come.
+            logger.exception("Could not release jobs at stop; they will be rescued")
         self._wakeup.stop()
         self.runner.close(kill=not clean)
         for state in self._states:
             state.status, state.current_job = WorkerHeartbeat.State.STOPPED, None
-        self._beat(force=True)
-        connection.close()
+        try:
+            self._beat(force=True)
+        except DatabaseError:
+            logger.exception("Could not mark the heartbeats stopped")
+        drop_connection()
         self._stopped.set()
         logger.info("Workers stopped (%s)", "clean" if clean else "jobs released")
 
@@ -172,7 +204,8 @@ class ExtractionWorker:
         return self.queue.enqueue_batch(attachment_ids, priority)
 
     def on(self, event: str, callback: Callable) -> None:
-        """Call ``callback`` on ``job_started``, ``job_completed`` or ``job_failed``."""
+        """Call ``callback`` on ``job_started``, ``job_completed``, ``job_failed`` or
+        ``job_refused`` (a late result refused: the job was rescued meanwhile)."""
         if event not in EVENTS:
             raise ValueError(
                 f"Unknown event {event!r}; choose from {', '.join(EVENTS)}."
@@ -187,92 +220,196 @@ class ExtractionWorker:
                 logger.exception("A %s callback failed; carrying on", event)
 
     def _work(self, state: _ThreadState) -> None:
+        backoff = Backoff()
         try:
             while not self._stop.is_set():
                 try:
+                    if state.reconcile:
+                        self._reconcile(state)
                     if not self._work_once(state):
                         state.status = (
                             WorkerHeartbeat.State.PAUSED
                             if self.is_paused()
                             else WorkerHeartbeat.State.IDLE
                         )
-                except Exception:
-                    # The worker must outlive any single failure (database hiccup included).
-                    logger.exception(
-                        "Worker %s hit an error; pausing briefly", state.worker_id
-                    )
-                    connection.close()
-                    self._stop.wait(ERROR_PAUSE_SECONDS)
+                    backoff.reset()
+                except Exception as exc:
+                    # The worker outlives any failure; what it held is released by
+                    # the reconcile pass once the database answers again.
+                    self._forget(state)
+                    if is_database_fault(exc):
+                        pause = backoff.next()
+                        logger.warning(
+                            "[%s] database unavailable (%s); trying again in %.1f s",
+                            state.worker_id,
+                            _describe(exc),
+                            pause,
+                        )
+                    else:
+                        pause = ERROR_PAUSE_SECONDS
+                        logger.exception(
+                            "Worker %s hit an error; pausing briefly", state.worker_id
+                        )
+                    drop_connection()
+                    self._stop.wait(pause)
         finally:
-            connection.close()
+            drop_connection()
 
     def _work_once(self, state: _ThreadState) -> bool:
         """Claim and run jobs; False (after waiting) when there was none."""
         seen = self._wakeup.generation
-        item = None if self.is_paused() else self.queue.claim(state.worker_id)
-        if item is None:
+        flight = None if self.is_paused() else self._claim(state)
+        if flight is None:
             self._wakeup.wait(seen, self.poll_interval)
             return False
-        flight: Flight | None = self._begin(state, item)
-        try:
-            while flight is not None:
-                try:
-                    outcome = self.runner.wait(flight)
-                except JobReleased:
-                    self.queue.release(flight.item.pk, worker_id=state.worker_id)
-                    logger.info("[%s] released job %s", state.worker_id, flight.item.pk)
-                    return True
-                # Take the next job before storing this one's text, so the child
-                # extracts while this thread writes: storing and indexing are not free.
-                upcoming = self._prefetch(state, flight)
-                try:
-                    self._conclude(state, flight, outcome)
-                except BaseException:
-                    if upcoming is not None:
-                        self._abandon(state, upcoming)
-                    raise
-                flight = upcoming
-        finally:
-            state.future, state.current_job = None, None
+        while flight is not None:
+            try:
+                outcome = self.runner.wait(flight)
+            except JobReleased:
+                self._give_back(state, flight)
+                return True
+            # Take the next job before storing this one's text, so the child
+            # extracts while this thread writes: storing and indexing are not free.
+            upcoming = self._prefetch(state, flight)
+            self._conclude(state, flight, outcome)
+            flight = upcoming
         return True
 
-    def _begin(self, state: _ThreadState, item: QueueItem) -> Flight:
-        state.status, state.current_job = WorkerHeartbeat.State.BUSY, item.pk
+    def _claim(self, state: _ThreadState) -> Flight | None:
+        try:
+            item = self.queue.claim(state.worker_id)
+            if item is None:
+                return None
+            state.status, state.current_job = WorkerHeartbeat.State.BUSY, item.pk
+            flight = self.runner.begin(item)
+        except BaseException:
+            # The claim may have landed unseen, or the job may not have started.
+            state.reconcile = True
+            raise
+        state.held[item.pk] = flight
         logger.info(
             "[%s] started job %s (%s)", state.worker_id, item.pk, item.operation
         )
         self._emit("job_started", item, state.worker_id)
-        return self.runner.begin(item, on_future=lambda f: setattr(state, "future", f))
+        return flight
 
     def _prefetch(self, state: _ThreadState, flight: Flight) -> Flight | None:
         """The next job, started now; only behind a real extraction and while running."""
         if flight.future is None or self._stop.is_set() or self.is_paused():
             return None
-        item = self.queue.claim(state.worker_id)
-        return self._begin(state, item) if item is not None else None
-
-    def _abandon(self, state: _ThreadState, flight: Flight) -> None:
-        if flight.future is not None:
-            flight.future.cancel()
-        self.queue.release(flight.item.pk, worker_id=state.worker_id)
+        try:
+            return self._claim(state)
+        except Exception as exc:
+            # Finish the job in hand first; the failed claim is reconciled after.
+            logger.warning(
+                "[%s] could not take the next job (%s)", state.worker_id, _describe(exc)
+            )
+            drop_connection()
+            return None
 
     def _conclude(self, state: _ThreadState, flight: Flight, outcome: Outcome) -> None:
+        """Record the outcome, waiting out database faults: the result is kept and
+        stored once the database is back, no attempt charged for its absence."""
         item = flight.item
-        outcome = self.runner.record(flight, outcome, state.worker_id)
-        if outcome.completed:
+        backoff, faults = Backoff(), 0
+        while True:
+            try:
+                recorded = self.runner.record(flight, outcome, state.worker_id)
+                if not recorded.recorded and faults:
+                    # A write that landed before the connection broke counts.
+                    status = self.queue.holds(item.pk, state.worker_id, item.attempts)
+                    recorded.recorded = status not in (None, Status.PROCESSING)
+                break
+            except Exception as exc:
+                if not is_database_fault(exc) or self._abort.is_set():
+                    raise
+                faults += 1
+                pause = backoff.next()
+                if faults == 1:
+                    logger.warning(
+                        "[%s] could not record job %s (%s); keeping the result and "
+                        "trying again",
+                        state.worker_id,
+                        item.pk,
+                        _describe(exc),
+                    )
+                drop_connection()
+                self._abort.wait(pause)
+        state.held.pop(item.pk, None)
+        if not recorded.recorded:
+            self._refused(state, flight)
+        elif recorded.completed:
             state.jobs_completed += 1
             logger.info("[%s] completed job %s", state.worker_id, item.pk)
-            self._emit("job_completed", item, outcome.result)
+            self._emit("job_completed", item, recorded.result)
         else:
             state.jobs_failed += 1
             logger.warning(
                 "[%s] job %s failed (%s): %s",
                 state.worker_id,
                 item.pk,
-                outcome.error_type,
-                outcome.error_message,
+                recorded.error_type,
+                recorded.error_message,
             )
-            self._emit("job_failed", item, outcome.error_message)
+            self._emit("job_failed", item, recorded.error_message)
+
+    def _give_back(self, state: _ThreadState, flight: Flight) -> None:
+        """A cancelled extraction: release the job, if it is still this worker's."""
+        state.held.pop(flight.item.pk, None)
+        try:
+            released = self.queue.release(
+                flight.item.pk, worker_id=state.worker_id, attempt=flight.item.attempts
+            )
+        except DatabaseError:
+            state.reconcile = True
+            raise
+        if released:
+            logger.info("[%s] released job %s", state.worker_id, flight.item.pk)
+        else:
+            self._refused(state, flight)
+
+    def _refused(self, state: _ThreadState, flight: Flight) -> None:
+        """The job was taken from this worker (rescued while it stalled): its result
+        is not recorded, and counted as refused."""
+        state.jobs_refused += 1
+        logger.warning(
+            "[%s] job %s was rescued from this worker meanwhile; its result is refused",
+            state.worker_id,
+            flight.item.pk,
+        )
+        try:
+            self.queue.record_refused(flight.item, state.worker_id)
+        except DatabaseError:
+            logger.warning("Could not log the refused result of job %s", flight.item.pk)
+        self._emit("job_refused", flight.item, state.worker_id)
+
+    def _forget(self, state: _ThreadState) -> None:
+        """Drop every job in hand after an error: children stopped, the jobs
+        released by the reconcile pass (no attempt charged)."""
+        for flight in state.held.values():
+            if flight.future is not None:
+                flight.future.cancel()
+        if state.held:
+            state.held.clear()
+            state.reconcile = True
+        state.current_job = None
+
+    def _reconcile(self, state: _ThreadState) -> None:
+        """Release the claims of this thread that it does not hold (the database's
+        truth wins over the thread's books after an error)."""
+        lost = QueueItem.objects.filter(
+            status=Status.PROCESSING, claimed_by=state.worker_id
+        ).values_list("pk", "attempts")
+        for job_id, attempts in lost:
+            if job_id not in state.held and self.queue.release(
+                job_id, worker_id=state.worker_id, attempt=attempts
+            ):
+                logger.info(
+                    "[%s] released job %s, claimed as the database failed",
+                    state.worker_id,
+                    job_id,
+                )
+        state.reconcile = False
 
     # --- Heartbeats and rescue ---------------------------------------------------------
 
@@ -281,13 +418,69 @@ class ExtractionWorker:
             # The pause switch is read at least once per poll interval.
             while not self._stop.wait(min(self.heartbeat_interval, self.poll_interval)):
                 try:
-                    if self._beat():
-                        self.queue.rescue_dead_workers(self.stale_worker_seconds)
-                except Exception:
-                    logger.exception("Heartbeat failed; will try again")
-                    connection.close()
+                    previous = self._last_beat
+                    if not self._beat():
+                        continue
+                    # From one landed beat to the next: a blocked write counts too.
+                    silent = self._last_beat - previous
+                    if silent > self.stale_worker_seconds / 2:
+                        # An outage: other workers look dead only because they could
+                        # not beat either. Rescue after a steady stale threshold.
+                        self._healthy_since = self._last_beat
+                    if silent > self.stale_worker_seconds:
+                        self._check_fencing()
+                    if (
+                        self._last_beat - self._healthy_since
+                        >= self.stale_worker_seconds
+                    ):
+                        self._rescue()
+                    if self._outage_since is not None:
+                        logger.warning(
+                            "Database reachable again after %.1f s",
+                            time.monotonic() - self._outage_since,
+                        )
+                        self._outage_since = None
+                except Exception as exc:
+                    if not is_database_fault(exc):
+                        logger.exception("Heartbeat failed; will try again")
+                    elif self._outage_since is None:
+                        self._outage_since = time.monotonic()
+                        logger.warning(
+                            "Heartbeat failed (%s); trying every %.1f s",
+                            _describe(exc),
+                            min(self.heartbeat_interval, self.poll_interval),
+                        )
+                    drop_connection()
         finally:
-            connection.close()
+            drop_connection()
+
+    def _held_jobs(self) -> list[Flight]:
+        return [flight for s in self._states for flight in list(s.held.values())]
+
+    def _rescue(self) -> None:
+        """Both rules, sparing this worker's own live jobs."""
+        mine = [flight.item.pk for flight in self._held_jobs()]
+        self.queue.rescue_dead_workers(self.stale_worker_seconds, exclude=mine)
+        self.queue.cleanup_stale_jobs(self.stale_job_minutes, exclude=mine)
+
+    def _check_fencing(self) -> None:
+        """After a silence past the stale threshold our jobs may have been rescued:
+        stop the children of those that are no longer ours."""
+        for state in self._states:
+            for flight in list(state.held.values()):
+                item = flight.item
+                if (
+                    self.queue.holds(item.pk, state.worker_id, item.attempts)
+                    != Status.PROCESSING
+                    and flight.future is not None
+                ):
+                    logger.warning(
+                        "[%s] job %s was rescued while this worker stalled; "
+                        "stopping its extraction",
+                        state.worker_id,
+                        item.pk,
+                    )
+                    flight.future.cancel()
 
     def _beat(self, *, force: bool = False) -> bool:
         """Refresh the operators' pause switch; write heartbeats when due."""
@@ -307,8 +500,10 @@ class ExtractionWorker:
                         "job": state.current_job,
                         "completed": state.jobs_completed,
                         "failed": state.jobs_failed,
+                        "refused": state.jobs_refused,
                     },
                 )
+        # When the write landed, not when it was sent: a stall is measured.
         self._last_beat = time.monotonic()
         return True
 
@@ -325,7 +520,7 @@ class ExtractionWorker:
                     "last_heartbeat": DbNow(),
                 },
             )
-        self._last_beat = time.monotonic()
+        self._last_beat = self._healthy_since = time.monotonic()
 
     def _release_leftovers(self) -> None:
         ids = [s.worker_id for s in self._states]
@@ -341,6 +536,7 @@ class ExtractionWorker:
         queue_stats = self.queue.get_queue_stats()
         completed = sum(s.jobs_completed for s in self._states)
         failed = sum(s.jobs_failed for s in self._states)
+        refused = sum(s.jobs_refused for s in self._states)
         uptime = time.monotonic() - self._started_at if self._started_at else 0.0
         return {
             "running": self.is_running(),
@@ -358,12 +554,14 @@ class ExtractionWorker:
                     "current_job": s.current_job,
                     "jobs_completed": s.jobs_completed,
                     "jobs_failed": s.jobs_failed,
+                    "jobs_refused": s.jobs_refused,
                 }
                 for s in self._states
             ],
             "stats": {
                 "jobs_completed": completed,
                 "jobs_failed": failed,
+                "jobs_refused": refused,
                 "uptime_seconds": round(uptime, 1),
                 "throughput_per_second": completed / uptime if uptime else 0.0,
                 "avg_extraction_time_ms": queue_stats["avg_extraction_time_ms"],
@@ -478,3 +676,9 @@ def process_document_queue(
             last_heartbeat=DbNow(),
         )
     return counts
+
+
+def _describe(exc: BaseException) -> str:
+    """One line for the log: the error's class and first line, no traceback."""
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__

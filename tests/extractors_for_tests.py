@@ -2,6 +2,8 @@
 
 ``sleep:N`` sleeps N seconds then extracts, ``exit`` kills the child process,
 ``memory`` allocates until the memory cap stops it; anything else is extracted for real.
+With ``EXTRACTION_LOG`` set, each extraction appends the file's path to that file,
+so tests can count how often a document was extracted.
 """
 
 from __future__ import annotations
@@ -23,4 +25,9 @@ def extract(path: str, *, mime_type: str | None = None, **options):
         hog = []
         while True:
             hog.append(bytearray(50 * 1024 * 1024))
-    return real_extract(path, mime_type=mime_type, **options)
+    result = real_extract(path, mime_type=mime_type, **options)
+    if log := os.environ.get("EXTRACTION_LOG"):
+        # One short O_APPEND write per line: lines from many children never mix.
+        with open(log, "a") as fh:
+            fh.write(path + "\n")
+    return result

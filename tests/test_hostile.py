@@ -475,7 +475,9 @@ def test_hostile_files_end_cleanly_and_good_ones_are_untouched(start_worker, use
 def test_a_result_the_database_refuses_fails_the_attempt_instead_of_hanging(
     make_document, queue, monkeypatch
 ):
-    """E.g. PostgreSQL's 1 MB search-vector limit: the job must not stay processing."""
+    """E.g. PostgreSQL's 1 MB search-vector limit: the job must not stay processing,
+    and extracting again would give the same text, so it fails for good, with a
+    message free of the database's internals."""
 
     def refuse(**kwargs) -> None:
         raise DataError("string is too long for tsvector")
@@ -484,11 +486,12 @@ def test_a_result_the_database_refuses_fails_the_attempt_instead_of_hanging(
     job_id = queue.enqueue(make_document(b"some text").pk)
     assert process_document_queue() == {"processed": 1, "completed": 0, "failed": 1}
     job = QueueItem.objects.get(pk=job_id)
-    assert job.status == Status.RETRY_PENDING
-    assert job.error_type == ErrorType.UNKNOWN
-    assert "could not be saved" in job.error_message
+    assert job.status == Status.FAILED
+    assert job.error_type == ErrorType.UNSUPPORTED
+    assert "refused to store" in job.error_message
+    assert "tsvector" not in job.error_message
     document = Document.objects.get(pk=job.document_id)
-    assert (document.status, document.text) == (Status.RETRY_PENDING, "")
+    assert (document.status, document.text) == (Status.FAILED, "")
 
 
 # --- Fuzzing ---------------------------------------------------------------------------

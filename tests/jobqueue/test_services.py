@@ -580,6 +580,7 @@ def test_queue_stats_count_every_state_and_the_last_day(job_in_state, queue):
     assert stats["in_progress"] == 1
     assert stats["total"] == 10
     assert stats["failed_24h"] == 1
+    assert stats["refused_24h"] == 0
     assert stats["throughput_per_hour"] == 2
     assert 3600 <= stats["oldest_pending_seconds"] < 7200
     assert set(stats) == {
@@ -593,6 +594,7 @@ def test_queue_stats_count_every_state_and_the_last_day(job_in_state, queue):
         "total",
         "completed_24h",
         "failed_24h",
+        "refused_24h",
         "avg_extraction_time_ms",
         "throughput_per_hour",
         "oldest_pending_seconds",

@@ -18,8 +18,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "--minutes",
             type=float,
-            default=30,
-            help="Also rescue jobs processing longer than this (default 30).",
+            default=settings.QUEUE_STALE_JOB_MINUTES,
+            help="Also rescue jobs processing longer than this "
+            "(default: QUEUE_STALE_JOB_MINUTES, 30).",
         )
         parser.add_argument(
             "--heartbeat-seconds",

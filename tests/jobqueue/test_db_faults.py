@@ -1,0 +1,209 @@
+"""The queue through database faults, with real worker processes: connections killed,
+the server "restarted", locks held past the stale threshold, a full disk. After each,
+every job completes within a bounded time, none is stuck, no attempt is charged for
+the database's fault, and every document is extracted exactly once."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+from jobqueue.models import ExtractionMetric, QueueItem, Status
+from tests import conftest
+from tests.conftest import wait_for, worker_log
+from tests.db_faults import (
+    TcpProxy,
+    disk_full,
+    hold_pg_lock,
+    hold_sqlite_write_lock,
+    terminate_backends,
+)
+from tests.jobqueue.test_worker_processes import SLOW_EXTRACTOR, store
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+DOCUMENTS = 32
+FLAGS = ["--workers", "2", "--poll-interval", "0.1", "--heartbeat-interval", "0.3"]
+STALE_SECONDS = 2.0
+# Longer than the stale threshold: an outage every worker shares is not a death.
+OUTAGE_SECONDS = 3.0
+
+postgres_only = pytest.mark.skipif(
+    "connection.vendor != 'postgresql'", reason="a PostgreSQL fault"
+)
+sqlite_only = pytest.mark.skipif(
+    "connection.vendor != 'sqlite'", reason="a SQLite fault"
+)
+
+
+@pytest.fixture
+def drain_through(start_worker, user, queue, tmp_path):
+    """Queue documents, start two worker processes, inject ``fault`` once they are
+    draining, then check that nothing was lost, stuck, charged or done twice."""
+
+    def run(fault: Callable[[list], None], *, database_url: str | None = None) -> None:
+        log = tmp_path / "extractions.log"
+        documents = [
+            store(user, f"doc{n}.txt", b"sleep:0.3 document %d" % n)
+            for n in range(DOCUMENTS)
+        ]
+        jobs = [queue.enqueue(d.pk) for d in documents]
+        env = {
+            **SLOW_EXTRACTOR,
+            "QUEUE_STALE_WORKER_SECONDS": str(STALE_SECONDS),
+            "EXTRACTION_LOG": str(log),
+        }
+        if database_url:
+            env["DATABASE_URL"] = database_url
+        procs = [start_worker(*FLAGS, env=env) for _ in range(2)]
+        completed = QueueItem.objects.filter(pk__in=jobs, status=Status.COMPLETED)
+        wait_for(lambda: completed.count() >= 4, 60)
+        fault(procs)
+        logs = lambda: "\n".join(worker_log(p)[-3000:] for p in procs)  # noqa: E731
+        try:
+            wait_for(lambda: completed.count() == DOCUMENTS, 60)
+        except AssertionError:
+            stuck = QueueItem.objects.filter(pk__in=jobs).exclude(
+                status=Status.COMPLETED
+            )
+            raise AssertionError(
+                f"not completed: {list(stuck.values())}\n{logs()}"
+            ) from None
+
+        assert all(p.poll() is None for p in procs), "workers never exit\n" + logs()
+        assert set(
+            QueueItem.objects.filter(pk__in=jobs).values_list("attempts", flat=True)
+        ) == {1}, "no attempt charged for the database's fault\n" + logs()
+        outcomes = Counter(
+            ExtractionMetric.objects.filter(job_id__in=jobs).values_list(
+                "outcome", flat=True
+            )
+        )
+        assert outcomes[ExtractionMetric.Outcome.COMPLETED] == DOCUMENTS, outcomes
+        assert set(outcomes) <= {"completed", "released"}, outcomes
+        extracted = Counter(Path(log).read_text().split())
+        assert len(extracted) == DOCUMENTS
+        assert set(extracted.values()) == {1}, "each document extracted once"
+        assert not QueueItem.objects.filter(status=Status.PROCESSING).exists()
+
+    return run
+
+
+def completed_count() -> int:
+    return QueueItem.objects.filter(status=Status.COMPLETED).count()
+
+
+def own_backend() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return cursor.fetchone()[0]
+
+
+@postgres_only
+def test_postgres_connections_killed_again_and_again(drain_through):
+    url, spare = conftest.test_database_url(), [own_backend()]
+
+    def kill_connections(_procs) -> None:
+        killed, end = 0, time.monotonic() + OUTAGE_SECONDS
+        while time.monotonic() < end:
+            killed += terminate_backends(url, spare)
+            time.sleep(0.3)
+        assert killed >= 5
+
+    drain_through(kill_connections)
+
+
+@postgres_only
+def test_postgres_restarted_mid_drain(drain_through):
+    proxy = TcpProxy(connection.settings_dict.get("PORT") or 5432).start()
+
+    def restart(_procs) -> None:
+        proxy.cut()
+        before = completed_count()
+        time.sleep(OUTAGE_SECONDS)
+        assert completed_count() == before, "nothing can be recorded"
+        proxy.restore()
+
+    try:
+        drain_through(restart, database_url=proxy.url(conftest.test_database_url()))
+    finally:
+        proxy.close()
+
+
+@postgres_only
+def test_postgres_lock_held_past_the_stale_threshold(drain_through):
+    tables = ["extraction_queue", "worker_heartbeat"]
+    drain_through(
+        lambda _procs: hold_pg_lock(
+            conftest.test_database_url(), tables, OUTAGE_SECONDS
+        )
+    )
+
+
+@sqlite_only
+def test_sqlite_write_lock_held_past_the_stale_threshold(drain_through):
+    path = connection.settings_dict["NAME"]
+    drain_through(lambda _procs: hold_sqlite_write_lock(path, OUTAGE_SECONDS))
+
+
+@sqlite_only
+def test_sqlite_disk_full_mid_drain_then_freed(drain_through):
+    def fill(procs) -> None:
+        with disk_full(p.pid for p in procs):
+            time.sleep(0.5)  # what was being written when the disk filled
+            before = completed_count()
+            time.sleep(OUTAGE_SECONDS)
+            assert completed_count() == before, "nothing can be recorded"
+
+    drain_through(fill)
+
+
+def test_a_worker_stalled_past_the_threshold_records_nothing_it_lost(
+    start_worker, user, queue
+):
+    """SIGSTOP a worker mid-job for longer than the stale threshold: another worker
+    rescues its jobs; when it wakes it records nothing for them (fencing), counts its
+    late results as refused, and every document has one result."""
+    jobs = [
+        queue.enqueue(store(user, f"slow{n}.txt", b"sleep:2 slow %d" % n).pk)
+        for n in range(4)
+    ]
+    env = {**SLOW_EXTRACTOR, "QUEUE_STALE_WORKER_SECONDS": str(STALE_SECONDS)}
+    stalled = start_worker(*FLAGS, env=env)
+    processing = QueueItem.objects.filter(pk__in=jobs, status=Status.PROCESSING)
+    wait_for(lambda: processing.count() == 2, 30)
+    os.kill(stalled.pid, signal.SIGSTOP)
+    try:
+        rescuer = start_worker(*FLAGS, env=env)
+        rescued = ExtractionMetric.objects.filter(
+            job_id__in=jobs, outcome=ExtractionMetric.Outcome.RESCUED
+        )
+        wait_for(lambda: rescued.count() == 2, 30)
+    finally:
+        os.kill(stalled.pid, signal.SIGCONT)
+    done = QueueItem.objects.filter(pk__in=jobs, status=Status.COMPLETED)
+    wait_for(lambda: done.count() == len(jobs), 60)
+    refused = ExtractionMetric.objects.filter(
+        job_id__in=jobs, outcome=ExtractionMetric.Outcome.REFUSED
+    )
+    wait_for(lambda: refused.count() == 2, 30)
+
+    logs = worker_log(stalled) + worker_log(rescuer)
+    completions = Counter(
+        ExtractionMetric.objects.filter(
+            job_id__in=jobs, outcome=ExtractionMetric.Outcome.COMPLETED
+        ).values_list("job_id", flat=True)
+    )
+    assert completions == dict.fromkeys(jobs, 1), logs
+    assert set(refused.values_list("worker_id", flat=True)) == set(
+        rescued.values_list("worker_id", flat=True)
+    ), "the stalled worker's results, and only those, were refused"
+    assert "refused" in worker_log(stalled)
+    assert stalled.poll() is None and rescuer.poll() is None
