@@ -283,6 +283,29 @@ def test_too_many_files_at_once_are_refused(user_client, settings, media_root):
     assert_nothing_left(media_root)
 
 
+def test_21_files_get_a_form_error_never_a_debug_traceback(
+    user_client, settings, media_root
+):
+    # It was Django's own TooManyFilesSent: a bare 400, with a traceback under DEBUG.
+    settings.DEBUG = True
+    files = [upload(f"n{i}.txt", f"words {i}\n".encode()) for i in range(21)]
+    response = user_client.post(UPLOAD_URL, {"file": files})
+    assert response.status_code == 400
+    assert response.context["errors"] == [
+        "At most 20 files at once, please. Nothing was uploaded."
+    ]
+    assert b"Traceback" not in response.content
+    assert_nothing_left(media_root)
+
+
+def test_api_refuses_too_many_files_with_a_json_error(token_client, media_root):
+    files = [upload(f"n{i}.txt", f"words {i}\n".encode()) for i in range(21)]
+    response = token_client.post(API_URL, {"file": files})
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "too_many_files"
+    assert_nothing_left(media_root)
+
+
 def test_posting_without_a_file_is_refused(user_client, media_root):
     # A browser always sends the CSRF field along (checks are off for user_client).
     response = user_client.post(UPLOAD_URL, {"csrfmiddlewaretoken": "x"})
