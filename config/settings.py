@@ -40,9 +40,12 @@ INSTALLED_APPS = [
     "axes",
     "documents",
     "jobqueue",
+    "ops",
 ]
 
 MIDDLEWARE = [
+    # First: /healthz, /readyz and /metrics answer before host checks and redirects.
+    "ops.middleware.OpsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "config.middleware.RejectNulMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -250,14 +253,36 @@ AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False  # no banner on every manage.py command
 X_FRAME_OPTIONS = "DENY"
 
+# --- Logs and monitoring --------------------------------------------------
+# plain: one readable line per record; json: one JSON object per line (with the job's
+# fields on job events), for log collectors. A wrong value fails the system check.
+LOG_FORMAT = env.str("LOG_FORMAT", default="plain")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {
-        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "format": "%(asctime)s %(levelname)s %(name)s %(message)s",
+            "rename_fields": {
+                "asctime": "time",
+                "levelname": "level",
+                "name": "logger",
+            },
+        },
     },
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "json" if LOG_FORMAT == "json" else "plain",
+        }
+    },
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     # axes logs every login at INFO; lock-outs come at WARNING.
     "loggers": {"axes": {"level": "WARNING"}},
 }
+# /metrics: with a token, Prometheus must send it as a Bearer token; without one it is
+# served only if METRICS_PUBLIC says the network already keeps it private.
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
+METRICS_PUBLIC = env.bool("METRICS_PUBLIC", default=False)

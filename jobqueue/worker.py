@@ -47,6 +47,46 @@ class _ThreadState:
     reconcile: bool = False
 
 
+def job_fields(event: str, item: QueueItem, worker_id: str) -> dict[str, Any]:
+    """A job event's fields, for structured logs (LOG_FORMAT=json)."""
+    return {
+        "event": event,
+        "job_id": item.pk,
+        "document_id": item.document_id,
+        "operation": item.operation,
+        "attempt": item.attempts,
+        "worker_id": worker_id,
+    }
+
+
+def log_started(item: QueueItem, worker_id: str) -> None:
+    """One log record per job start (pool and --once alike)."""
+    fields = job_fields("job_started", item, worker_id)
+    logger.info(
+        "[%s] started job %s (%s)", worker_id, item.pk, item.operation, extra=fields
+    )
+
+
+def log_outcome(item: QueueItem, worker_id: str, outcome: Outcome) -> None:
+    """One log record per job end: completed, or failed with its error type."""
+    if outcome.completed:
+        fields = job_fields("job_completed", item, worker_id)
+        logger.info("[%s] completed job %s", worker_id, item.pk, extra=fields)
+        return
+    fields = {
+        **job_fields("job_failed", item, worker_id),
+        "error_type": outcome.error_type,
+    }
+    logger.warning(
+        "[%s] job %s failed (%s): %s",
+        worker_id,
+        item.pk,
+        outcome.error_type,
+        outcome.error_message,
+        extra=fields,
+    )
+
+
 class ExtractionWorker:
     """A pool of ``num_workers`` threads claiming jobs from the database queue.
 
@@ -287,9 +327,7 @@ class ExtractionWorker:
             state.reconcile = True
             raise
         state.held[item.pk] = flight
-        logger.info(
-            "[%s] started job %s (%s)", state.worker_id, item.pk, item.operation
-        )
+        log_started(item, state.worker_id)
         self._emit("job_started", item, state.worker_id)
         return flight
 
@@ -338,19 +376,13 @@ class ExtractionWorker:
         state.held.pop(item.pk, None)
         if not recorded.recorded:
             self._refused(state, flight)
-        elif recorded.completed:
+            return
+        log_outcome(item, state.worker_id, recorded)
+        if recorded.completed:
             state.jobs_completed += 1
-            logger.info("[%s] completed job %s", state.worker_id, item.pk)
             self._emit("job_completed", item, recorded.result)
         else:
             state.jobs_failed += 1
-            logger.warning(
-                "[%s] job %s failed (%s): %s",
-                state.worker_id,
-                item.pk,
-                recorded.error_type,
-                recorded.error_message,
-            )
             self._emit("job_failed", item, recorded.error_message)
 
     def _give_back(self, state: _ThreadState, flight: Flight) -> None:
@@ -661,7 +693,9 @@ def process_document_queue(
             WorkerHeartbeat.objects.filter(pk=beat.pk).update(
                 last_heartbeat=DbNow(), current_job=items[0]
             )
+            log_started(items[0], worker_id)
             outcome = runner.run(items[0], worker_id)
+            log_outcome(items[0], worker_id, outcome)
             counts["processed"] += 1
             counts["completed" if outcome.completed else "failed"] += 1
             if on_progress:

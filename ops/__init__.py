@@ -1,0 +1,1 @@
+"""Operations: health and readiness probes, Prometheus metrics, settings checks."""

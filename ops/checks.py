@@ -1,0 +1,44 @@
+"""System checks for settings with a fixed set of values, run at start-up.
+
+A wrong value is an error when the process starts (``manage.py check``, ``runserver``,
+``migrate``, ``process_queue``), not a surprise when the first job fails. To check a
+new setting, add one line to ``ENUMERATED_SETTINGS``: its name, and its values or the
+dotted path of the tuple that defines them where they are used.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.checks import Error, register
+from django.utils.module_loading import import_string
+
+ENUMERATED_SETTINGS: dict[str, tuple[str, ...] | str] = {
+    "PDF_ENGINE": "documents.extractors.pdf.ENGINES",
+    "LOG_FORMAT": ("plain", "json"),
+}
+
+
+def allowed_values(name: str) -> tuple[str, ...]:
+    """The values ``name`` may take."""
+    values = ENUMERATED_SETTINGS[name]
+    return import_string(values) if isinstance(values, str) else values
+
+
+@register()
+def check_enumerated_settings(app_configs: Any = None, **kwargs: Any) -> list[Error]:
+    """One error per enumerated setting whose value is not one of its values."""
+    errors = []
+    for name in ENUMERATED_SETTINGS:
+        value, allowed = getattr(settings, name), allowed_values(name)
+        if value not in allowed:
+            errors.append(
+                Error(
+                    f"{name} is {value!r}, which is not a value it can take.",
+                    hint=f"Set {name} to one of: {', '.join(allowed)}.",
+                    obj=name,
+                    id="ops.E001",
+                )
+            )
+    return errors

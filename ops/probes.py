@@ -1,0 +1,76 @@
+"""``/healthz`` and ``/readyz`` for orchestrators (Kubernetes probes, systemd, load
+balancers)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+from django.http import HttpRequest, HttpResponse, JsonResponse
+
+from jobqueue.dashboard import workers_in_state
+from jobqueue.models import WorkerHeartbeat
+
+logger = logging.getLogger(__name__)
+
+OK = "ok"
+
+
+def database() -> str:
+    """The database answers a query."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+    return OK
+
+
+def migrations() -> str:
+    """Every migration is applied (the schema matches the code)."""
+    executor = MigrationExecutor(connection)
+    plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
+    if plan:
+        return f"{len(plan)} migrations not applied: run manage.py migrate."
+    return OK
+
+
+def workers() -> str:
+    """At least one worker has sent a heartbeat recently."""
+    alive = workers_in_state(WorkerHeartbeat.objects.all(), "alive").exists()
+    return OK if alive else "No live worker: start manage.py process_queue."
+
+
+READINESS_CHECKS: dict[str, Callable[[], str]] = {
+    "database": database,
+    "migrations": migrations,
+    "workers": workers,
+}
+
+
+def readiness() -> tuple[bool, dict[str, str]]:
+    """Every check's answer; ready when all are "ok". Later checks are skipped
+    when the database is unreachable (they would only repeat it)."""
+    results: dict[str, str] = {}
+    for name, check in READINESS_CHECKS.items():
+        try:
+            results[name] = check()
+        except Exception:  # noqa: BLE001 - any failure means not ready
+            # The details go to the log: the probe is public.
+            logger.exception("Readiness check %s failed", name)
+            results[name] = "failed (see the log)"
+            if name == "database":
+                break
+    ready = all(results.get(name) == OK for name in READINESS_CHECKS)
+    return ready, results
+
+
+def healthz(request: HttpRequest) -> HttpResponse:
+    """The process is up and answering; the database is not asked."""
+    return JsonResponse({"status": "ok"})
+
+
+def readyz(request: HttpRequest) -> HttpResponse:
+    """200 when every readiness check passes, else 503; each check's answer."""
+    ready, checks = readiness()
+    body = {"status": "ready" if ready else "not ready", "checks": checks}
+    return JsonResponse(body, status=200 if ready else 503)

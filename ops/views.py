@@ -1,0 +1,41 @@
+"""``/metrics``: the queue's figures for Prometheus."""
+
+from __future__ import annotations
+
+import hmac
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.http import require_GET
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from jobqueue.metrics import registry
+
+REGISTRY = registry()
+
+
+@require_GET
+def metrics(request: HttpRequest) -> HttpResponse:
+    """With ``METRICS_TOKEN`` set, only for ``Authorization: Bearer <token>``; without
+    it, for anyone only if ``METRICS_PUBLIC`` says the network keeps it private;
+    otherwise it does not exist (404)."""
+    token = settings.METRICS_TOKEN
+    if token:
+        scheme, _, given = request.headers.get("Authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(
+            given.encode(), token.encode()
+        ):
+            response = HttpResponse(
+                "Send Authorization: Bearer <METRICS_TOKEN>.\n",
+                status=401,
+                content_type="text/plain",
+            )
+            response["WWW-Authenticate"] = 'Bearer realm="metrics"'
+            return response
+    elif not settings.METRICS_PUBLIC:
+        return HttpResponse(
+            "Metrics are disabled: set METRICS_TOKEN or METRICS_PUBLIC.\n",
+            status=404,
+            content_type="text/plain",
+        )
+    return HttpResponse(generate_latest(REGISTRY), content_type=CONTENT_TYPE_LATEST)
