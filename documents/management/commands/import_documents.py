@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -12,12 +13,16 @@ from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
+from documents.extractors.formats import accepted_labels, by_extension
 from documents.services import DuplicateUpload, document_create
 from documents.uploads import check_upload
 
 
 class Command(BaseCommand):
-    help = "Import files (folders are walked recursively) for --owner; each is queued."
+    help = (
+        "Import files for --owner; each is queued. Folders are walked recursively for "
+        "files named like a format we read; hidden files and folders are left out."
+    )
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("paths", nargs="+", metavar="PATH")
@@ -47,7 +52,14 @@ class Command(BaseCommand):
         except User.DoesNotExist:
             raise CommandError(f"No user named “{owner}”.") from None
         files = self._collect(paths)
-        imported, skipped = 0, []
+        imported = 0
+        skipped = [
+            (
+                path,
+                f"not a supported format (by its name; accepted: {accepted_labels()})",
+            )
+            for path in self.unsupported
+        ]
         show_bar = verbosity > 0 and sys.stderr.isatty()
         for path in tqdm(files, unit="file", disable=not show_bar, file=sys.stderr):
             reason = self._import(path, user, priority, allow_duplicates)
@@ -55,9 +67,12 @@ class Command(BaseCommand):
                 skipped.append((path, reason))
             else:
                 imported += 1
+        total = len(files) + len(self.unsupported)
         self.stdout.write(
-            f"Imported {imported} of {len(files)} files; skipped {len(skipped)}."
+            f"Imported {imported} of {total} files; skipped {len(skipped)}."
         )
+        if self.hidden:
+            self.stdout.write(f"Left out {self.hidden} hidden files or folders.")
         for path, reason in skipped:
             self.stdout.write(f"  skipped {path}: {reason}")
         if skipped:
@@ -68,16 +83,37 @@ class Command(BaseCommand):
             )
 
     def _collect(self, paths: list[str]) -> list[Path]:
+        """Named files as they are; folders walked for documents only (see _walk)."""
         files: list[Path] = []
+        self.hidden = 0
+        self.unsupported: list[Path] = []
         for raw in paths:
             path = Path(raw)
             if path.is_dir():
-                files.extend(sorted(p for p in path.rglob("*") if p.is_file()))
+                files.extend(self._walk(path))
             elif path.is_file():
                 files.append(path)
             else:
                 raise CommandError(f"{raw} is neither a file nor a folder.")
         return files
+
+    def _walk(self, folder: Path) -> list[Path]:
+        """Files under ``folder`` named like a readable format. Hidden entries (.git,
+        .DS_Store) are not entered at all; other names are skipped, and said so."""
+        found: list[Path] = []
+        for root, dirs, names in os.walk(folder):
+            self.hidden += sum(d.startswith(".") for d in dirs)
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            for name in sorted(names):
+                if name.startswith("."):
+                    self.hidden += 1
+                    continue
+                fmt = by_extension(name)
+                if fmt is not None and fmt.readable:
+                    found.append(Path(root, name))
+                else:
+                    self.unsupported.append(Path(root, name))
+        return found
 
     def _import(self, path: Path, user, priority: int, allow_duplicates: bool) -> str:
         """Import one file; return why it was skipped, or "" on success."""
