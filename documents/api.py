@@ -180,7 +180,8 @@ class DocumentList(generics.ListAPIView):
         paginator = self.paginator
         size = paginator.get_page_size(self.request)
         page = self.request.query_params.get(paginator.page_query_param, "1")
-        if not page.isdigit() or int(page) < 1:
+        # isascii: "²".isdigit() is true, and int() refuses it.
+        if not (page.isascii() and page.isdigit()) or int(page) < 1:
             raise NotFound("There is no such page.")
         number = int(page)
         try:

@@ -38,6 +38,9 @@ MAX_WORD_CHARS = 100
 SNIPPET_WORDS_BEFORE = 8
 SNIPPET_WORDS = 30
 SNIPPET_WINDOW_CHARS = 50_000
+# Deeper pages cost an ever larger OFFSET (and beyond 2**63 the databases refuse it);
+# nobody reads past the thousandth hit.
+MAX_OFFSET = 1000
 # SQLite calls the progress handler every this many virtual-machine instructions.
 PROGRESS_STEPS = 10_000
 # PostgreSQL's SQLSTATE for a statement cancelled by statement_timeout.
@@ -339,7 +342,7 @@ def search_documents(
     Raises ``SearchTooBroad`` when the query cannot be answered within the bounds.
     """
     parsed = parse_query(query)
-    if not parsed or limit < 1:
+    if not parsed or limit < 1 or not 0 <= offset <= MAX_OFFSET:
         return []
     owner_id = None if user.is_staff else user.pk
     filters = _filters(owner_id, status, mime_type, "d")
