@@ -17,7 +17,7 @@ from knox.models import AuthToken, get_digest_token
 from knox.settings import CONSTANTS
 
 from documents.models import Document
-from documents.services import document_reprocess
+from documents.services import document_delete, document_reprocess
 from jobqueue.admin_input import CheckedActionsMixin
 from jobqueue.dashboard import status_badge
 
@@ -41,7 +41,7 @@ class DocumentAdmin(CheckedActionsMixin):
     list_display_links = ("id", "original_filename")
     list_filter = ("status", "mime_type", "error_type", "created_at")
     date_hierarchy = "created_at"
-    search_fields = ("original_filename", "owner__username", "sha256")
+    search_fields = ("original_filename", "title", "owner__username", "sha256")
     list_select_related = ("owner",)
     fieldsets = (
         (
@@ -49,6 +49,7 @@ class DocumentAdmin(CheckedActionsMixin):
             {
                 "fields": (
                     "original_filename",
+                    "title",
                     "owner",
                     "mime_type",
                     "size_column",
@@ -92,6 +93,16 @@ class DocumentAdmin(CheckedActionsMixin):
     def get_queryset(self, request: HttpRequest) -> QuerySet[Document]:
         # The list never shows the text, which can be megabytes per row.
         return super().get_queryset(request).defer("text")
+
+    def delete_model(self, request: HttpRequest, obj: Document) -> None:
+        # Through the service, so the stored file goes with the row.
+        document_delete(document=obj)
+
+    def delete_queryset(
+        self, request: HttpRequest, queryset: QuerySet[Document]
+    ) -> None:
+        for document in queryset:
+            document_delete(document=document)
 
     @admin.display(description="Size", ordering="size")
     def size_column(self, obj: Document) -> str:

@@ -398,3 +398,20 @@ def test_people_are_told_when_processing_is_paused(user_client, make_document):
     QueueControl.set_paused(True, by="op")
     for url in pages:
         assert b"Processing is paused by an operator" in user_client.get(url).content
+
+
+def test_deleting_in_the_admin_removes_the_file_too(
+    admin_client, make_document, django_capture_on_commit_callbacks
+):
+    one, two = make_document(name="one.txt"), make_document(name="two.txt")
+    paths = [stored(one), stored(two)]
+    with django_capture_on_commit_callbacks(execute=True):
+        admin_client.post(
+            reverse("admin:documents_document_delete", args=[one.pk]), {"post": "yes"}
+        )
+        admin_client.post(
+            reverse("admin:documents_document_changelist"),
+            {"action": "delete_selected", "_selected_action": [two.pk], "post": "yes"},
+        )
+    assert not Document.objects.exists()
+    assert not any(path.exists() for path in paths)
