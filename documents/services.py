@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import errno
 import hashlib
 import logging
@@ -14,6 +15,7 @@ from django.utils import timezone
 
 from documents.extractors.base import ExtractionResult
 from documents.models import Document, Tag
+from documents.pages import forget_pages
 from documents.uploads import CheckedUpload
 from jobqueue.models import Operation, Status
 from jobqueue.services import DocumentQueueService
@@ -166,10 +168,12 @@ def document_delete(*, document: Document) -> None:
     A worker holding one of its jobs finds the job gone and records nothing (fencing).
     """
     storage, name = document.file.storage, document.file.name
+    pages = copy.copy(document)  # keeps the pk that delete() clears
     with transaction.atomic():
         document.delete()
         _drop_unused_tags(document.owner_id)
         transaction.on_commit(lambda: _discard(storage, name))
+        transaction.on_commit(lambda: forget_pages(pages))
 
 
 def document_update_details(

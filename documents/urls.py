@@ -17,4 +17,5 @@ urlpatterns = [
     path("<int:pk>/text/", views.download_text, name="text"),
     path("<int:pk>/edit/", views.edit, name="edit"),
     path("<int:pk>/delete/", views.delete, name="delete"),
+    path("<int:pk>/pages/<int:number>/", views.page_image, name="page"),
 ]

@@ -40,12 +40,14 @@ from documents.access import (
 )
 from documents.archive import zip_stream
 from documents.extractors.formats import (
+    PDF,
     accept_attribute,
     accepted_labels,
     type_choices,
 )
 from documents.forms import DocumentDetailsForm, DocumentFilterForm, UploadForm
 from documents.models import Document, Tag
+from documents.pages import PageUnavailable, page_png
 from documents.search import SearchTooBroad, search_documents
 from documents.services import (
     DuplicateUpload,
@@ -277,6 +279,7 @@ def document_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "tags": document.tags.all(),
         "can_edit": document.owner_id == request.user.pk,
         "can_delete": can_delete(request.user, document),
+        **_viewer(request, document),
         "active": is_active(document.status),
         "can_reprocess": can_reprocess(request.user, document),
         "text": document.text_start,
@@ -296,6 +299,19 @@ def download_text(request: HttpRequest, pk: int) -> HttpResponse:
         as_attachment=True, filename=f"{name}.txt"
     )
     return response
+
+
+def _viewer(request: HttpRequest, document: Document) -> dict:
+    """The page shown in the detail page's viewer (``?page=N``), for the owner's PDFs."""
+    if (
+        document.owner_id != request.user.pk
+        or document.mime_type != PDF.mime_type
+        or not document.page_count
+    ):
+        return {}
+    raw = request.GET.get("page", "1")
+    number = int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 7 else 1
+    return {"viewer_page": min(max(number, 1), document.page_count)}
 
 
 @login_required
@@ -537,4 +553,20 @@ def _download_zip(request: HttpRequest, ids: list[int]) -> HttpResponse:
     )
     stamp = timezone.localtime().strftime("%Y-%m-%d-%H%M")
     response["Content-Disposition"] = f'attachment; filename="documents-{stamp}.zip"'
+    return response
+
+
+@login_required
+@require_GET
+def page_image(request: HttpRequest, pk: int, number: int) -> FileResponse:
+    """One page of the owner's PDF as a PNG (drawn once, then kept)."""
+    documents = Document.objects.filter(owner=request.user, mime_type=PDF.mime_type)
+    document = get_object_or_404(documents.defer("text"), pk=pk)
+    try:
+        name = page_png(document, number)
+    except PageUnavailable as error:
+        raise Http404(str(error)) from None
+    response = FileResponse(document.file.storage.open(name), content_type="image/png")
+    # Private to the owner; the image never changes for this file and page.
+    response["Cache-Control"] = "private, max-age=86400"
     return response

@@ -146,6 +146,15 @@ PROJECT: dict[str, list[Case]] = {
             expect(302, 200, 404, 403, 200, 200),
         )
     ],
+    # Pages of the owner's PDFs only (this document is text: no pages for anyone;
+    # tests/documents/test_pages_viewer.py covers the owner's PDF).
+    "documents:page": [
+        Case(
+            lambda w: f"/documents/{_doc(w)}/pages/1/",
+            expect(302, 404, 404, 404, 404, 404),
+        ),
+        Case(lambda w: f"/documents/{_doc(w)}/pages/1/", people(405), "post"),
+    ],
     "documents:bulk": [
         Case(lambda w: "/documents/bulk/", people(405)),
         # Nothing selected: back to the list, with a message.

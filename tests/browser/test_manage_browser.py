@@ -175,3 +175,26 @@ def test_operator_console_fits_a_phone_and_a_laptop(
     results = page.locator("#changelist .results")
     assert results.evaluate("r => r.scrollWidth <= r.clientWidth"), "columns clipped"
     assert no_horizontal_overflow(page)
+
+
+def test_page_viewer_turns_pages(page, live_server, user, make_document):
+    from playwright.sync_api import expect
+
+    from tests.files import pdf_bytes
+
+    doc = make_document(pdf_bytes(pages=2), name="two.pdf", mime_type="application/pdf")
+    Document.objects.filter(pk=doc.pk).update(status=Status.COMPLETED, page_count=2)
+    login(page, live_server, "alice", PASSWORD)
+    page.goto(f"{live_server.url}{doc.get_absolute_url()}")
+    image = page.get_by_role("img", name="Page 1 of two.pdf")
+    expect(image).to_be_visible()
+    page.wait_for_function(
+        "img => img.complete && img.naturalWidth === 1000", arg=image.element_handle()
+    )
+    page.get_by_role("link", name="Next page →").click()
+    expect(page.locator("[data-viewer-position]")).to_have_text("Page 2 of 2")
+    second = page.get_by_role("img", name="Page 2 of two.pdf")
+    page.wait_for_function(
+        "img => img.complete && img.naturalWidth === 1000", arg=second.element_handle()
+    )
+    expect(page.get_by_role("link", name="Next page →")).to_have_count(0)
