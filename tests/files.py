@@ -73,3 +73,102 @@ def ole_bytes(*streams: str) -> bytes:
     fat_sector = struct.pack(f"<{len(fat)}I", *fat).ljust(sector, b"\xff")
     data = b"".join(name.encode().ljust(4096, b"\x00") for name in streams)
     return header + fat_sector + directory + data
+
+
+def _fixed_zip(data: bytes) -> bytes:
+    """The same ZIP with fixed dates, so the bytes repeat from run to run."""
+    out = io.BytesIO()
+    with (
+        zipfile.ZipFile(io.BytesIO(data)) as source,
+        zipfile.ZipFile(out, "w") as target,
+    ):
+        for info in source.infolist():
+            info.date_time = FIXED_TIME
+            target.writestr(info, source.read(info.filename))
+    return out.getvalue()
+
+
+def odt_bytes(*paragraphs: str, heading: str = "Minutes") -> bytes:
+    """An OpenDocument text with a heading, paragraphs and a small table."""
+    from odfdo import Document, Header, Paragraph, Table
+
+    document = Document("text")
+    document.body.append(Header(1, heading))
+    for text in paragraphs:
+        document.body.append(Paragraph(text))
+    table = Table("Budget", width=2, height=1)
+    table.set_value((0, 0), "rent")
+    table.set_value((1, 0), "900")
+    document.body.append(table)
+    saved = io.BytesIO()
+    document.save(saved)
+    return _fixed_zip(saved.getvalue())
+
+
+def xlsx_bytes(rows: list[list[object]], title: str = "Budget") -> bytes:
+    """A workbook with one sheet of the given rows."""
+    import openpyxl
+
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.title = title
+    for row in rows:
+        sheet.append(row)
+    saved = io.BytesIO()
+    workbook.save(saved)
+    return _fixed_zip(saved.getvalue())
+
+
+def pptx_bytes(title: str, body: str, notes: str = "") -> bytes:
+    """A one-slide presentation: title, a bullet and speaker notes."""
+    import pptx
+
+    presentation = pptx.Presentation()
+    slide = presentation.slides.add_slide(presentation.slide_layouts[1])
+    slide.shapes.title.text = title
+    slide.placeholders[1].text = body
+    if notes:
+        slide.notes_slide.notes_text_frame.text = notes
+    saved = io.BytesIO()
+    presentation.save(saved)
+    return _fixed_zip(saved.getvalue())
+
+
+def rtf_bytes(*paragraphs: str) -> bytes:
+    """An RTF document (cp1252), one \\par per paragraph."""
+    body = "".join(
+        "".join(c if ord(c) < 128 else f"\\'{c.encode('cp1252')[0]:02x}" for c in p)
+        + "\\par\n"
+        for p in paragraphs
+    )
+    return (
+        "{\\rtf1\\ansi\\ansicpg1252\\deff0{\\fonttbl{\\f0\\fswiss Helvetica;}}"
+        f"\\f0\\fs24 {body}}}"
+    ).encode("ascii")
+
+
+def eml_bytes(
+    text: str | None = "Hello Bob,\nthe report is attached.",
+    html: str | None = None,
+    attachments: tuple[str, ...] = ("report.pdf",),
+) -> bytes:
+    """An e-mail with a text and/or HTML body and named attachments."""
+    from email.message import EmailMessage
+
+    message = EmailMessage()
+    message["From"] = "Alice Example <alice@example.org>"
+    message["To"] = "bob@example.org"
+    message["Subject"] = "Quarterly report"
+    message["Date"] = "Wed, 01 Jan 2020 10:00:00 +0000"
+    if text is not None:
+        message.set_content(text)
+    if html is not None:
+        if text is None:
+            message.set_content(html, subtype="html")
+        else:
+            message.add_alternative(html, subtype="html")
+    for name in attachments:
+        message.add_attachment(
+            b"%PDF-1.4 attached", maintype="application", subtype="pdf", filename=name
+        )
+    return bytes(message)

@@ -5,6 +5,7 @@ Pure Python (no Django) so a child process can import it cheaply.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -58,6 +59,10 @@ class TextBuilder:
         self._parts.append(piece)
         self._size += len(piece)
         return not self.truncated
+
+    def extend(self, pieces: Iterable[str]) -> bool:
+        """Add pieces until the limit cuts one; the rest are never even produced."""
+        return all(self.add(piece) for piece in pieces)
 
     @property
     def text(self) -> str:

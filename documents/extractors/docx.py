@@ -5,23 +5,20 @@ from __future__ import annotations
 import os
 import re
 import zipfile
-import zlib
-from itertools import islice
+from itertools import chain, islice
 from typing import TYPE_CHECKING, Any
 
+from .archive import checked_zip
 from .base import (
     CorruptFileError,
     ExtractionResult,
     ExtractOptions,
+    TextBuilder,
     UnsupportedFileError,
 )
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
-
-MAX_UNCOMPRESSED_BYTES = 200 * 1024 * 1024
-MAX_RATIO = 100  # deflate rarely beats ~20x on real XML; bombs reach 1000x+
-_RATIO_CHECK_ABOVE = 20 * 1024 * 1024  # tiny files may compress absurdly well
 
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _P, _R, _T = f"{_W}p", f"{_W}r", f"{_W}t"
@@ -39,55 +36,33 @@ _STRICT_NS = b"http://purl.oclc.org/ooxml/"
 def extract_docx(
     path: str | os.PathLike[str], options: ExtractOptions
 ) -> ExtractionResult:
-    """Extract the text of a Word (.docx) file in reading order."""
+    """Extract the text of a Word (.docx) file in reading order, up to the limit."""
     page_count = _check_archive(path)
     document = _open_document(path)
-    parts = list(_paragraphs(document.element.body))
-    parts += _notes(document)
-    parts += _headers_and_footers(document)
-    text = "\n".join(parts).strip("\n")
+    text = TextBuilder(options.max_chars)
+    # Lazily, part by part: reading stops once the limit is reached.
+    parts = chain(
+        _paragraphs(document.element.body),
+        _notes(document),
+        _headers_and_footers(document),
+    )
+    text.extend(parts)
+    body = text.text.strip("\n")
     return ExtractionResult(
-        text=text,
+        text=body,
         page_count=page_count,
-        confidence=1.0 if text.strip() else 0.0,
+        confidence=1.0 if body.strip() else 0.0,
         extractor="docx",
+        note=text.note,
     )
 
 
 def _check_archive(path: str | os.PathLike[str]) -> int | None:
     """Refuse broken zips, Strict OOXML and zip bombs; return the saved page count."""
-    if os.path.getsize(path) == 0:
-        raise CorruptFileError("it is empty (0 bytes); the upload may have failed")
-    try:
-        with zipfile.ZipFile(path) as archive:
-            infos = archive.infolist()
-            names = {info.filename for info in infos}
-            # zipfile stops at each member's declared size, so declared sizes bound
-            # what parsing can inflate to.
-            total = sum(info.file_size for info in infos)
-            packed = sum(info.compress_size for info in infos) or 1
-            if total > MAX_UNCOMPRESSED_BYTES or (
-                total > _RATIO_CHECK_ABOVE and total / packed > MAX_RATIO
-            ):
-                raise CorruptFileError(
-                    f"it would expand to {total // (1024 * 1024)} MB when unpacked "
-                    f"({total / packed:.0f}x its size), which looks like a zip bomb"
-                )
-            if "word/document.xml" not in names:
-                raise UnsupportedFileError(
-                    "This ZIP archive is not a Word (.docx) document."
-                )
-            rels = archive.read("_rels/.rels") if "_rels/.rels" in names else b""
-            app = (
-                archive.read("docProps/app.xml") if "docProps/app.xml" in names else b""
-            )
-    except zipfile.BadZipFile as exc:
-        raise CorruptFileError(
-            "it is not a complete ZIP archive (a .docx is one); "
-            "the upload may have been cut short"
-        ) from exc
-    except (OSError, EOFError, NotImplementedError, zlib.error) as exc:
-        raise CorruptFileError(f"its ZIP archive cannot be read ({exc})") from exc
+    with checked_zip(path, "Word (.docx)", "word/document.xml") as archive:
+        names = set(archive.namelist())
+        rels = archive.read("_rels/.rels") if "_rels/.rels" in names else b""
+        app = archive.read("docProps/app.xml") if "docProps/app.xml" in names else b""
     if _STRICT_NS in rels:
         raise UnsupportedFileError(
             "This Word file is saved as 'Strict Open XML', which is not supported; "
@@ -140,18 +115,15 @@ def _owning_paragraph(el: Any) -> Any:
     return el
 
 
-def _notes(document: Any) -> list[str]:
+def _notes(document: Any) -> Iterator[str]:
     from docx.oxml import parse_xml
 
-    out: list[str] = []
     for part in document.part.package.iter_parts():
         if part.partname in _NOTE_PARTS:
-            out += [t for t in _paragraphs(parse_xml(part.blob)) if t.strip()]
-    return out
+            yield from (t for t in _paragraphs(parse_xml(part.blob)) if t.strip())
 
 
-def _headers_and_footers(document: Any) -> list[str]:
-    out: list[str] = []
+def _headers_and_footers(document: Any) -> Iterator[str]:
     seen: set[str] = set()
     for section in document.sections:
         for hf in _section_parts(section):
@@ -165,8 +137,7 @@ def _headers_and_footers(document: Any) -> list[str]:
             if part.partname in seen:
                 continue
             seen.add(part.partname)
-            out += _paragraphs(part.element)
-    return out
+            yield from _paragraphs(part.element)
 
 
 def _section_parts(section: Any) -> Iterable[Any]:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .base import EncryptedFileError, ExtractionError, UnsupportedFileError
-from .sniff import looks_like_pdf
+from .sniff import looks_like_email, looks_like_html, looks_like_pdf
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +96,65 @@ TEXT = Format(
     textual=True,
 )
 
+ODT = Format(
+    key="odt",
+    label="OpenDocument text (ODT)",
+    mime_type="application/vnd.oasis.opendocument.text",
+    extensions=(".odt",),
+    extractor="odt:extract_odt",
+    requires="odfdo",
+    zip_member="mimetype",
+    zip_member_content=b"application/vnd.oasis.opendocument.text",
+)
+XLSX = Format(
+    key="xlsx",
+    label="Excel (XLSX)",
+    mime_type=f"{_OOXML}.spreadsheetml.sheet",
+    extensions=(".xlsx",),
+    extractor="xlsx:extract_xlsx",
+    requires="openpyxl",
+    zip_member="xl/workbook.xml",
+)
+PPTX = Format(
+    key="pptx",
+    label="PowerPoint (PPTX)",
+    mime_type=f"{_OOXML}.presentationml.presentation",
+    extensions=(".pptx",),
+    extractor="pptx:extract_pptx",
+    requires="python-pptx",
+    zip_member="ppt/presentation.xml",
+)
+RTF = Format(
+    key="rtf",
+    label="RTF",
+    mime_type="application/rtf",
+    extensions=(".rtf",),
+    extractor="rtf:extract_rtf",
+    requires="striprtf",
+    other_mime_types=("text/rtf",),
+    signatures=(b"{\\rtf",),
+    textual=True,
+)
+EMAIL = Format(
+    key="eml",
+    label="E-mail (EML)",
+    mime_type="message/rfc822",
+    extensions=(".eml",),
+    extractor="mail:extract_email",
+    sniff=looks_like_email,
+    textual=True,
+)
+HTML = Format(
+    key="html",
+    label="HTML",
+    mime_type="text/html",
+    extensions=(".html", ".htm", ".xhtml"),
+    extractor="html:extract_html",
+    requires="lxml",
+    other_mime_types=("application/xhtml+xml",),
+    sniff=looks_like_html,
+    textual=True,
+)
 MARKDOWN = Format(
     key="markdown",
     label="Markdown",
@@ -121,6 +180,12 @@ CSV = Format(
 FORMATS: tuple[Format, ...] = (
     PDF,
     DOCX,
+    ODT,
+    XLSX,
+    PPTX,
+    RTF,
+    EMAIL,
+    HTML,
     TEXT,
     MARKDOWN,
     CSV,

@@ -6,7 +6,13 @@ import codecs
 import os
 import re
 
-from .base import CorruptFileError, ExtractionResult, ExtractOptions
+from .base import (
+    CorruptFileError,
+    ExtractionResult,
+    ExtractOptions,
+    join_notes,
+    truncated_note,
+)
 
 # Longest BOM first: the UTF-32 LE BOM begins with the UTF-16 LE one.
 _BOM_ENCODINGS = (
@@ -29,28 +35,34 @@ def extract_text(
     path: str | os.PathLike[str], options: ExtractOptions
 ) -> ExtractionResult:
     """Decode a plain-text file by BOM, else UTF-8, else the detected encoding."""
+    # No encoding spends more than 4 bytes on a character: reading this much is
+    # enough to fill the limit, whatever the file's size.
     with open(path, "rb") as fh:
-        data = fh.read()
+        data = fh.read(options.max_chars * 4 + 4)
+        cut = bool(fh.read(1))
     encoding, confidence = detect_encoding(data)
-    try:
-        # A guessed code page may leave a few bytes unmapped: replace, don't fail.
-        text = data.decode(
-            encoding, errors="strict" if confidence == 1.0 else "replace"
-        )
+    # A guessed code page may leave a few bytes unmapped: replace, don't fail.
+    decoder = codecs.getincrementaldecoder(encoding)(
+        "strict" if confidence == 1.0 else "replace"
+    )
+    try:  # not final when cut: the last character may lack its last bytes
+        text = decoder.decode(data, final=not cut)
     except UnicodeDecodeError as exc:  # BOM promised an encoding the bytes break
         raise CorruptFileError(
             f"it is not valid {encoding} text ({exc.reason})"
         ) from exc
     text = _NEWLINES.sub("\n", text).translate(_STRIP)
+    cut = cut or len(text) > options.max_chars
     return ExtractionResult(
-        text=text,
+        text=text[: options.max_chars],
         page_count=None,
         confidence=confidence if text.strip() else 0.0,
         extractor="text",
-        note=(
+        note=join_notes(
             f"No byte-order mark and not UTF-8: decoded as {encoding} (a best guess)."
             if confidence < 1.0
-            else ""
+            else "",
+            truncated_note(options.max_chars) if cut else "",
         ),
     )
 

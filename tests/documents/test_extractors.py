@@ -24,12 +24,12 @@ from documents.extractors import (
     ExtractionTimeoutError,
     ExtractorMissingError,
     UnsupportedFileError,
+    archive,
     classify,
     detect_mime_type,
     extract,
     formats,
 )
-from documents.extractors import docx as docx_extractor
 from tests.corpus import contains_snippet, manifest_params, require_corpus
 
 ENGINES = ["auto", "pdfium", "pdfplumber"]
@@ -531,7 +531,7 @@ def test_docx_zip_bomb_is_refused_before_parsing(
 def test_docx_over_the_size_limit_is_refused(
     docx_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(docx_extractor, "MAX_UNCOMPRESSED_BYTES", 1000)
+    monkeypatch.setattr(archive, "MAX_UNCOMPRESSED_BYTES", 1000)
     with pytest.raises(CorruptFileError, match="MB when unpacked"):
         extract(docx_file)
 

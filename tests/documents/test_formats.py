@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import copy
 import io
+import zipfile
 from pathlib import Path
 
+import docx
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from documents.extractors import (
+    CorruptFileError,
     EncryptedFileError,
+    TextBuilder,
     UnsupportedFileError,
     detect_format,
     extract,
@@ -25,7 +30,15 @@ from documents.extractors.formats import (
     named_format,
 )
 from documents.models import Document
-from tests.files import ole_bytes
+from tests.conftest import worker_log
+from tests.files import (
+    eml_bytes,
+    odt_bytes,
+    ole_bytes,
+    pptx_bytes,
+    rtf_bytes,
+    xlsx_bytes,
+)
 
 UPLOAD_URL = "/documents/upload/"
 API_URL = "/api/documents/"
@@ -142,3 +155,256 @@ def test_detection_reads_a_file_object_without_closing_it() -> None:
     fh = io.BytesIO(ole_bytes("WordDocument"))
     assert detect_format(fh).key == "doc"
     assert not fh.closed and fh.tell() == 0
+
+
+# --- The new formats, from files the tests make -----------------------------------
+
+HTML_PAGE = (
+    b"<!DOCTYPE html><html><head><title>Harbour news</title>"
+    b"<style>p { color: red }</style><script>var secret = 1;</script></head>"
+    b"<body><h1>Tide tables</h1><p>High water at 06:12 &amp; 18:40.</p>"
+    b"<table><tr><td>Mon</td><td>06:12</td></tr></table>"
+    b"<script>trackVisitor();</script></body></html>"
+)
+NEW_FORMATS = [
+    pytest.param(
+        "minutes.odt",
+        lambda: odt_bytes("The orchard committee met on Monday."),
+        "application/vnd.oasis.opendocument.text",
+        ["Minutes", "orchard committee met", "rent\n900"],
+        id="odt",
+    ),
+    pytest.param(
+        "budget.xlsx",
+        lambda: xlsx_bytes([["item", "amount"], ["rent", 900], ["coffee", 12.5]]),
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        ["Budget", "item\tamount", "rent\t900", "coffee\t12.5"],
+        id="xlsx",
+    ),
+    pytest.param(
+        "deck.pptx",
+        lambda: pptx_bytes("Harbour plans", "Dredge the channel", "Say it slowly"),
+        "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+        ["Harbour plans", "Dredge the channel", "Say it slowly"],
+        id="pptx",
+    ),
+    pytest.param(
+        "letter.rtf",
+        lambda: rtf_bytes("Dear committee,", "the café opens in spring."),
+        "application/rtf",
+        ["Dear committee,\nthe café opens in spring."],
+        id="rtf",
+    ),
+    pytest.param(
+        "page.html",
+        lambda: HTML_PAGE,
+        "text/html",
+        ["Harbour news", "Tide tables", "High water at 06:12 & 18:40.", "Mon 06:12"],
+        id="html",
+    ),
+    pytest.param(
+        "mail.eml",
+        lambda: eml_bytes(attachments=("report.pdf", "budget.xlsx")),
+        "message/rfc822",
+        [
+            "From: Alice Example <alice@example.org>",
+            "To: bob@example.org",
+            "Subject: Quarterly report",
+            "Date: Wed, 01 Jan 2020 10:00:00 +0000",
+            "Hello Bob,\nthe report is attached.",
+            "Attachments: report.pdf, budget.xlsx",
+        ],
+        id="eml",
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "make", "mime", "expected"), NEW_FORMATS)
+def test_each_format_is_detected_by_its_bytes_and_read(
+    tmp_path: Path, name, make, mime, expected
+) -> None:
+    path = tmp_path / "upload.bin"  # the name says nothing
+    path.write_bytes(make())
+    assert detect_format(path).mime_type == mime
+    result = extract(path)
+    for snippet in expected:
+        assert snippet in result.text
+    assert result.confidence == 1.0
+    assert (result.note, extract(path, mime_type=mime).text) == ("", result.text)
+
+
+@pytest.mark.parametrize(("name", "make", "mime", "expected"), NEW_FORMATS)
+def test_each_format_uploads_through_the_form_and_the_api(
+    user_client, media_root, name, make, mime, expected
+) -> None:
+    content = make()
+    response = user_client.post(UPLOAD_URL, {"file": SimpleUploadedFile(name, content)})
+    assert response.status_code == 302
+    api = user_client.post(
+        API_URL,
+        {"file": SimpleUploadedFile(f"copy-{name}", content), "allow_duplicates": "1"},
+    )
+    assert api.status_code == 202, api.content
+    assert list(Document.objects.values_list("mime_type", flat=True)) == [mime, mime]
+
+
+def test_an_html_body_is_read_when_an_email_has_no_text_part(tmp_path: Path) -> None:
+    path = tmp_path / "mail.eml"
+    path.write_bytes(eml_bytes(text=None, html=HTML_PAGE.decode(), attachments=()))
+    text = extract(path).text
+    assert "High water at 06:12 & 18:40." in text
+    assert "trackVisitor" not in text and "Attachments" not in text
+
+
+def test_html_leaves_out_scripts_and_styles_and_honours_its_charset(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "page.html"
+    path.write_bytes(HTML_PAGE)
+    text = extract(path).text
+    assert "secret" not in text and "trackVisitor" not in text and "color" not in text
+    path.write_bytes(
+        b'<html><head><meta charset="windows-1252"></head>'
+        b"<body><p>caf\xe9 \x93quoted\x94</p></body></html>"
+    )
+    assert extract(path).text == "café “quoted”"
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "expected"),
+    [
+        ("notes.txt", HTML_PAGE, "text/html"),  # the bytes are surer than a name
+        ("page.html", b"Just words, no tags.\n", "text/html"),  # the name picks
+        ("budget.docx", "xlsx", None),
+        ("minutes.pdf", "odt", None),
+    ],
+)
+def test_names_and_bytes_agree_or_the_upload_says_why(
+    user_client, media_root, name, content, expected
+) -> None:
+    content = {"xlsx": lambda: xlsx_bytes([["a"]]), "odt": odt_bytes}.get(
+        content, lambda: content
+    )()
+    response = user_client.post(UPLOAD_URL, {"file": SimpleUploadedFile(name, content)})
+    if expected:
+        assert Document.objects.get().mime_type == expected
+    else:
+        assert response.status_code == 400
+        assert "is named like a" in response.content.decode()
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: odt_bytes("cut short"),
+        lambda: xlsx_bytes([["cut short"]]),
+        lambda: pptx_bytes("cut", "short"),
+    ],
+    ids=["odt", "xlsx", "pptx"],
+)
+def test_a_cut_short_container_is_damaged_not_unsupported(tmp_path: Path, make) -> None:
+    content = make()
+    path = tmp_path / "half"
+    path.write_bytes(content[: len(content) // 2])
+    assert detect_format(path) is not None
+    with pytest.raises(CorruptFileError, match="not a complete ZIP archive"):
+        extract(path)
+
+
+def test_a_spreadsheet_zip_bomb_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "bomb.xlsx"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("[Content_Types].xml", "<Types/>")
+        archive.writestr("xl/workbook.xml", "<workbook/>")
+        archive.writestr("xl/worksheets/sheet1.xml", b" " * (300 * 1024 * 1024))
+    with pytest.raises(CorruptFileError, match="zip bomb"):
+        extract(path)
+
+
+def test_a_password_protected_odt_is_named_encrypted(tmp_path: Path) -> None:
+    content = odt_bytes("secret")
+    path = tmp_path / "locked.odt"
+    with (
+        zipfile.ZipFile(io.BytesIO(content)) as source,
+        zipfile.ZipFile(path, "w") as target,
+    ):
+        for info in source.infolist():
+            data = source.read(info.filename)
+            if info.filename == "META-INF/manifest.xml":
+                data = data.replace(  # what LibreOffice writes for an encrypted part
+                    b"/>",
+                    b"><manifest:encryption-data manifest:checksum-type='SHA1'/>"
+                    b"</manifest:file-entry>",
+                    1,
+                )
+            target.writestr(info, data)
+    with pytest.raises(EncryptedFileError, match="password") as info:
+        extract(path)
+    assert info.value.error_type == "corruption"
+
+
+# --- Through a real worker ----------------------------------------------------------
+
+
+def many_runs_docx(runs: int) -> bytes:
+    """A small DOCX whose one paragraph repeats a run: it compresses ~1000x, so a
+    few hundred KB expand to many megabytes of text."""
+    document = docx.Document()
+    paragraph = document.add_paragraph()
+    paragraph.add_run("Expanding text. ")
+    run_xml = paragraph.runs[0]._r
+    for _ in range(runs - 1):
+        paragraph._p.append(copy.deepcopy(run_xml))
+    saved = io.BytesIO()
+    document.save(saved)
+    return saved.getvalue()
+
+
+def test_extraction_stops_at_the_text_limit_without_reading_on(tmp_path: Path) -> None:
+    path = tmp_path / "runs.docx"
+    path.write_bytes(many_runs_docx(20_000))  # 320,000 characters of text
+    result = extract(path, max_chars=1000)
+    assert len(result.text) == 1000
+    assert result.text.startswith("Expanding text. Expanding text.")
+    assert "cut at 1,000 characters" in result.note
+    # Pieces after the limit are never produced (no whole string is built first).
+    text = TextBuilder(10)
+    consumed = []
+    text.extend(consumed.append(piece) or piece for piece in ["12345", "67890", "x"])
+    assert (text.text, text.truncated, consumed) == (
+        "12345\n6789",
+        True,
+        ["12345", "67890"],
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.slow
+def test_a_real_worker_reads_new_formats_refuses_legacy_and_cuts_long_text(
+    start_worker, make_document, queue
+) -> None:
+    made = {
+        "budget.xlsx": xlsx_bytes([["rent", 900]]),
+        "mail.eml": eml_bytes(),
+        "minutes.odt": odt_bytes("The orchard committee met."),
+        "old.doc": ole_bytes("WordDocument"),
+        "runs.docx": many_runs_docx(20_000),
+    }
+    documents = {}
+    for name, content in made.items():
+        fmt = detect_format(io.BytesIO(content))
+        documents[name] = make_document(content, name, mime_type=fmt.mime_type)
+        queue.enqueue(documents[name].pk)
+    proc = start_worker("--once", env={"EXTRACTED_TEXT_MAX_CHARS": "5000"})
+    assert proc.wait(120) == 0, worker_log(proc)
+    for document in documents.values():
+        document.refresh_from_db()
+    assert "rent\t900" in documents["budget.xlsx"].text
+    assert "Subject: Quarterly report" in documents["mail.eml"].text
+    assert "orchard committee met" in documents["minutes.odt"].text
+    old = documents["old.doc"]
+    assert (old.status, old.error_type) == ("failed", "unsupported")
+    assert "save it as a Word Document (DOCX)" in old.error_message
+    cut = documents["runs.docx"]
+    assert (cut.status, len(cut.text)) == ("completed", 5000)
+    assert "cut at 5,000 characters" in cut.extraction_note

@@ -1,0 +1,56 @@
+"""ZIP containers (DOCX, XLSX, PPTX, ODT): broken archives and zip bombs are refused
+before a library unpacks them."""
+
+from __future__ import annotations
+
+import os
+import zipfile
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from .base import CorruptFileError, UnsupportedFileError
+
+MAX_UNCOMPRESSED_BYTES = 200 * 1024 * 1024
+MAX_RATIO = 100  # deflate rarely beats ~20x on real XML; bombs reach 1000x+
+_RATIO_CHECK_ABOVE = 20 * 1024 * 1024  # tiny files may compress absurdly well
+
+
+@contextmanager
+def checked_zip(
+    path: str | os.PathLike[str], kind: str, member: str
+) -> Iterator[zipfile.ZipFile]:
+    """Open the ZIP container of a `kind` file ("Word (.docx)") that must hold
+    `member`; reading it inside the block fails as CorruptFileError."""
+    if os.path.getsize(path) == 0:
+        raise CorruptFileError("it is empty (0 bytes); the upload may have failed")
+    try:
+        with zipfile.ZipFile(path) as archive:
+            infos = archive.infolist()
+            # zipfile stops at each member's declared size, so declared sizes bound
+            # what parsing can inflate to.
+            total = sum(info.file_size for info in infos)
+            packed = sum(info.compress_size for info in infos) or 1
+            if total > MAX_UNCOMPRESSED_BYTES or (
+                total > _RATIO_CHECK_ABOVE and total / packed > MAX_RATIO
+            ):
+                raise CorruptFileError(
+                    f"it would expand to {total // (1024 * 1024)} MB when unpacked "
+                    f"({total / packed:.0f}x its size), which looks like a zip bomb"
+                )
+            if member not in {info.filename for info in infos}:
+                raise UnsupportedFileError(f"This ZIP archive is not a {kind} file.")
+            yield archive
+    except zipfile.BadZipFile as exc:
+        raise CorruptFileError(
+            f"it is not a complete ZIP archive (a {kind} file is one); "
+            "the upload may have been cut short"
+        ) from exc
+    except (OSError, EOFError, NotImplementedError, zlib.error) as exc:
+        raise CorruptFileError(f"its ZIP archive cannot be read ({exc})") from exc
+
+
+def check_zip(path: str | os.PathLike[str], kind: str, member: str) -> None:
+    """Refuse a broken archive or a zip bomb before a library opens it."""
+    with checked_zip(path, kind, member):
+        pass

@@ -1,0 +1,93 @@
+"""HTML extraction with lxml: visible text in reading order, no script or style."""
+
+from __future__ import annotations
+
+import codecs
+import os
+import re
+from collections.abc import Iterator
+
+from .base import CorruptFileError, ExtractionResult, ExtractOptions, TextBuilder
+from .text import detect_encoding
+
+_INVISIBLE = ("script", "style", "noscript", "template", "svg", "head")
+_BLOCKS = {
+    "address", "article", "aside", "blockquote", "br", "caption", "dd", "div", "dl",
+    "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3",
+    "h4", "h5", "h6", "header", "hr", "li", "main", "nav", "ol", "p", "pre",
+    "section", "table", "tr", "ul",
+}  # fmt: skip
+_CELLS = {"td", "th"}  # a space between cells of a row
+_SPACES = re.compile(r"[ \t\r\f\v\u00a0]+")
+_DECLARED = re.compile(  # <meta charset=...>, http-equiv's charset=, <?xml encoding=
+    rb"""<meta[^>]+charset\s*=\s*["']?([\w.:-]+)|<\?xml[^>]+encoding\s*=\s*["']([\w.:-]+)""",
+    re.IGNORECASE,
+)
+_XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*>")
+
+
+def extract_html(
+    path: str | os.PathLike[str], options: ExtractOptions
+) -> ExtractionResult:
+    """Extract the visible text of an HTML page, up to the limit."""
+    with open(path, "rb") as fh:
+        data = fh.read()
+    text = TextBuilder(options.max_chars)
+    text.extend(html_lines(data))
+    body = text.text
+    return ExtractionResult(
+        text=body,
+        page_count=None,
+        confidence=1.0 if body.strip() else 0.0,
+        extractor="html",
+        note=text.note,
+    )
+
+
+def html_lines(markup: bytes | str) -> Iterator[str]:
+    """The non-empty lines of text a browser would show (title first)."""
+    import lxml.html
+    from lxml import etree
+
+    if isinstance(markup, bytes):
+        markup = decode_html(markup)
+    # lxml refuses a str that still declares an encoding.
+    markup = _XML_DECLARATION.sub("", markup.lstrip("\ufeff"))
+    if not markup.strip():
+        return
+    try:
+        root = lxml.html.document_fromstring(markup)
+    except (etree.ParserError, ValueError) as exc:
+        raise CorruptFileError(f"its HTML cannot be parsed ({exc})") from exc
+    title = root.findtext(".//title")
+    if title and title.strip():
+        yield _SPACES.sub(" ", title).strip()
+    for element in list(root.iter(*_INVISIBLE)):  # not while iterating the tree
+        element.drop_tree()
+    for element in root.iter(etree.Element):
+        tag = element.tag if isinstance(element.tag, str) else ""
+        if tag in _BLOCKS:
+            element.tail = "\n" + (element.tail or "")
+            if tag != "br":
+                element.text = "\n" + (element.text or "")
+        elif tag in _CELLS:
+            element.tail = " " + (element.tail or "")
+    # Text is never longer than the markup, so this string is bounded by the file.
+    for line in root.text_content().split("\n"):
+        line = _SPACES.sub(" ", line).strip()
+        if line:
+            yield line
+
+
+def decode_html(data: bytes) -> str:
+    """Decode as browsers do: byte-order mark, then the declared charset, then a guess."""
+    encoding, confidence = detect_encoding(data[:4])
+    if confidence < 1.0 or encoding == "utf-8":  # no byte-order mark
+        declared = _DECLARED.search(data[:4096])
+        name = (declared.group(1) or declared.group(2)).decode() if declared else ""
+        try:
+            encoding = codecs.lookup(name).name if name else ""
+        except LookupError:
+            encoding = ""
+        encoding = encoding or detect_encoding(data)[0]
+    return data.decode(encoding, errors="replace")

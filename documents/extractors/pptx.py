@@ -1,0 +1,70 @@
+"""PowerPoint (.pptx) extraction with python-pptx: slide text, tables and notes."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from .archive import check_zip
+from .base import CorruptFileError, ExtractionResult, ExtractOptions, TextBuilder
+
+
+def extract_pptx(
+    path: str | os.PathLike[str], options: ExtractOptions
+) -> ExtractionResult:
+    """Each slide's text in shape order (groups and tables included), then its notes."""
+    check_zip(path, "PowerPoint (.pptx)", "ppt/presentation.xml")
+    presentation = _open(path)
+    text = TextBuilder(options.max_chars)
+    try:
+        text.extend(_lines(presentation))
+        slides = len(presentation.slides)
+    except (KeyError, ValueError, AttributeError) as exc:
+        raise CorruptFileError(f"its slides cannot be read ({exc})") from exc
+    body = text.text.strip("\n")
+    return ExtractionResult(
+        text=body,
+        page_count=slides or None,
+        confidence=1.0 if body.strip() else 0.0,
+        extractor="pptx",
+        note=text.note,
+    )
+
+
+def _open(path: str | os.PathLike[str]) -> Any:
+    import pptx
+    from pptx.exc import PackageNotFoundError
+
+    try:
+        return pptx.Presentation(os.fspath(path))
+    except (PackageNotFoundError, KeyError, ValueError) as exc:
+        raise CorruptFileError(f"its presentation cannot be read ({exc})") from exc
+    except Exception as exc:  # lxml.etree.XMLSyntaxError and friends
+        raise CorruptFileError(f"its XML cannot be parsed ({exc})") from exc
+
+
+def _lines(presentation: Any) -> Iterator[str]:
+    for slide in presentation.slides:
+        for shape in slide.shapes:
+            yield from _shape_lines(shape)
+        if slide.has_notes_slide:
+            notes = slide.notes_slide.notes_text_frame
+            if notes is not None and notes.text.strip():
+                yield notes.text
+        yield ""
+
+
+def _shape_lines(shape: Any) -> Iterator[str]:
+    from pptx.enum.shapes import MSO_SHAPE_TYPE
+
+    if shape.shape_type == MSO_SHAPE_TYPE.GROUP:
+        for child in shape.shapes:
+            yield from _shape_lines(child)
+    elif shape.has_text_frame:
+        for paragraph in shape.text_frame.paragraphs:
+            if paragraph.text.strip():
+                yield paragraph.text
+    elif getattr(shape, "has_table", False):
+        for row in shape.table.rows:
+            yield "\t".join(cell.text for cell in row.cells)
