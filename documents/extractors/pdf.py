@@ -144,8 +144,9 @@ def _pdfium_page(doc: Any, index: int, *, auto: bool) -> tuple[_Page, bool]:
         raw = textpage.get_text_bounded(*_EVERYWHERE)
         count = textpage.count_chars()
         kinds = _object_kinds(page) if count == 0 else set()
-        # PDFium marks a line-end hyphen as U+0002.
-        body = raw.replace("\r\n", "\n").replace("\r", "\n").replace("\x02", "-")
+        # PDFium marks a line-end hyphen as U+0002 (and drops the line break after
+        # it): put both back, for hyphens.join_hyphenated to judge.
+        body = raw.replace("\r\n", "\n").replace("\r", "\n").replace("\x02", "-\n")
         body = _CONTROLS.sub("", body)
         result = _Page(
             body=body,

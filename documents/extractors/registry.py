@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import logging
 import os
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -19,8 +21,23 @@ from .base import (
 )
 from .detect import detect_format, unsupported_reason
 from .formats import Format, by_mime_type
+from .hyphens import join_hyphenated
 
 Extractor = Callable[[str | os.PathLike[str], ExtractOptions], ExtractionResult]
+
+
+def quiet_parser_noise() -> None:
+    """Parsers report the damage they work around ("Data-loss while decompressing
+    corrupted data", "MediaBox missing") on stderr, where a worker's log drowns in
+    it; what matters reaches the document as its error or note. Errors still print.
+    Run on import, so the fork server sets it once for every extraction child."""
+    for name in ("pdfminer", "pdfplumber", "openpyxl", "pptx", "docx", "odfdo"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    for module in ("pypdfium2", "pdfminer", "pdfplumber", "openpyxl", "odfdo"):
+        warnings.filterwarnings("ignore", category=UserWarning, module=module)
+
+
+quiet_parser_noise()
 
 
 def get_extractor(fmt: Format) -> Extractor:
@@ -62,11 +79,13 @@ def extract(
 
 
 def _finish(result: ExtractionResult, options: ExtractOptions) -> ExtractionResult:
-    """Where text leaves the extractors: the limit holds whatever the extractor did."""
-    if len(result.text) <= options.max_chars:
+    """Where text leaves the extractors: line-end hyphenation undone, and the limit
+    holding whatever the extractor did."""
+    text = join_hyphenated(result.text)
+    note = result.note
+    if len(text) > options.max_chars:
+        text = text[: options.max_chars]
+        note = join_notes(note, truncated_note(options.max_chars))
+    if (text, note) == (result.text, result.note):
         return result
-    return dataclasses.replace(
-        result,
-        text=result.text[: options.max_chars],
-        note=join_notes(result.note, truncated_note(options.max_chars)),
-    )
+    return dataclasses.replace(result, text=text, note=note)

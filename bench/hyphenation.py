@@ -1,0 +1,71 @@
+"""Line-end hyphenation on the real corpus: how many "x-\\ny" breaks are joined, kept
+as real hyphens, or left alone, and whether real hyphens survive.
+
+    .venv/bin/python bench/hyphenation.py            # CORPUS_DIR overrides ../shared/corpus
+
+Every corpus file that must yield text is extracted once (PDF engine "auto"), then the
+breaks of its raw text are classified as documents.extractors.hyphens decides them.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from documents.extractors import (  # noqa: E402
+    ExtractOptions,
+    detect_format,
+    get_extractor,
+    hyphens,
+)
+
+CORPUS = Path(os.environ.get("CORPUS_DIR") or REPO.parent / "shared" / "corpus")
+ANY_BREAK = re.compile(r"\w-\n\w")  # the issue's count: any "x-\ny"
+REAL_HYPHEN = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)+")  # in-line compounds
+
+
+def main() -> None:
+    with (CORPUS / "manifest.csv").open(newline="", encoding="utf-8") as fh:
+        rows = [r for r in csv.DictReader(fh) if r["expect"] == "ok"]
+    totals: Counter[str] = Counter()
+    samples: dict[str, list[str]] = {}
+    join_seconds = 0.0
+    for row in rows:
+        path = CORPUS / row["path"]
+        # The extractor's own text, before the registry joins anything.
+        raw = get_extractor(detect_format(path))(path, ExtractOptions()).text
+        totals["files"] += 1
+        totals["any x-\\ny before"] += len(ANY_BREAK.findall(raw))
+        words, compounds = hyphens.vocabulary(raw)
+        for match in hyphens._BROKEN.finditer(raw):
+            _, outcome = hyphens.mend(*match.groups(), words, compounds)
+            totals[outcome] += 1
+            examples = samples.setdefault(outcome, [])
+            if len(examples) < 60:
+                examples.append(match.group(0).replace("\n", "⏎"))
+        t0 = time.perf_counter()
+        fixed = hyphens.join_hyphenated(raw)
+        join_seconds += time.perf_counter() - t0
+        totals["any x-\\ny after"] += len(ANY_BREAK.findall(fixed))
+        # Compounds written on one line must come out unchanged.
+        before = Counter(REAL_HYPHEN.findall(raw))
+        after = Counter(REAL_HYPHEN.findall(fixed))
+        totals["in-line compounds lost"] += sum((before - after).values())
+    print(f"corpus: {CORPUS.name} ({totals.pop('files')} files that must yield text)")
+    for key, value in totals.items():
+        print(f"  {key}: {value}")
+    print(f"  join_hyphenated time over all files: {join_seconds:.2f} s")
+    for outcome, examples in samples.items():
+        print(f"\n{outcome}: " + ", ".join(examples))
+
+
+if __name__ == "__main__":
+    main()
