@@ -43,6 +43,7 @@ def main() -> None:
         # The extractor's own text, before the registry joins anything.
         raw = get_extractor(detect_format(path))(path, ExtractOptions()).text
         totals["files"] += 1
+        totals["characters"] += len(raw)
         totals["any x-\\ny before"] += len(ANY_BREAK.findall(raw))
         words, compounds = hyphens.vocabulary(raw)
         for match in hyphens._BROKEN.finditer(raw):
