@@ -12,7 +12,6 @@ the operator's (restore the file, or delete the document), never this command's.
 
 from __future__ import annotations
 
-from argparse import ArgumentTypeError
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 
@@ -22,16 +21,10 @@ from django.template.defaultfilters import filesizeformat, pluralize
 from django.utils import timezone
 
 from documents.models import Document
+from jobqueue.management.arguments import amount
 
 # Where uploads are stored (see documents.models.stored_file_name).
 UPLOAD_DIR = "documents"
-
-
-def minutes(value: str) -> float:
-    number = float(value)
-    if number < 0:
-        raise ArgumentTypeError("must be 0 or more minutes")
-    return number
 
 
 def stored_files(storage: Storage, directory: str) -> Iterator[str]:
@@ -63,7 +56,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument(
             "--older-than",
-            type=minutes,
+            type=amount("minutes", allow_zero=True),
             default=60.0,
             metavar="MINUTES",
             help="Only remove orphan files last modified this long ago (default 60).",

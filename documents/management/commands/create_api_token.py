@@ -6,13 +6,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from documents.tokens import create_token
-
-
-def positive_int(value: str) -> int:
-    number = int(value)
-    if not 0 < number <= 36500:
-        raise ValueError(value)
-    return number
+from jobqueue.management.arguments import whole_number
 
 
 class Command(BaseCommand):
@@ -22,13 +16,13 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("username")
+        parser.add_argument("username", help="The user the token acts as.")
         parser.add_argument(
             "--reset", action="store_true", help="Revoke the user's other tokens first."
         )
         parser.add_argument(
             "--expires-days",
-            type=positive_int,
+            type=whole_number(1, 36500),
             metavar="DAYS",
             help="Let the token expire after DAYS days (default: never).",
         )

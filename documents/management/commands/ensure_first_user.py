@@ -6,7 +6,8 @@ import secrets
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
 
 
 class Command(BaseCommand):
@@ -15,7 +16,9 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("--username", default="admin")
+        parser.add_argument(
+            "--username", default="admin", help="Its name (default: admin)."
+        )
 
     def handle(self, *, username: str, **options) -> None:
         User = get_user_model()  # noqa: N806
@@ -24,6 +27,10 @@ class Command(BaseCommand):
                 "Users exist; log in with yours (or: manage.py createsuperuser)."
             )
             return
+        try:
+            User.username_validator(username)
+        except ValidationError as error:
+            raise CommandError(f"“{username}”: {' '.join(error.messages)}") from None
         password = secrets.token_urlsafe(12)
         User.objects.create_superuser(username=username, password=password)
         note = settings.VAR_DIR / "first-user.txt"

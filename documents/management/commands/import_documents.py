@@ -16,6 +16,7 @@ from tqdm import tqdm
 from documents.extractors.formats import accepted_labels, by_extension
 from documents.services import DuplicateUpload, document_create
 from documents.uploads import check_upload
+from jobqueue.management.arguments import whole_number
 
 
 class Command(BaseCommand):
@@ -25,11 +26,18 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("paths", nargs="+", metavar="PATH")
+        parser.add_argument(
+            "paths", nargs="+", metavar="PATH", help="Files or folders to import."
+        )
         parser.add_argument(
             "--owner", required=True, help="Username that will own them."
         )
-        parser.add_argument("--priority", type=int, default=0)
+        parser.add_argument(
+            "--priority",
+            type=whole_number(-100, 100),
+            default=0,
+            help="Queue priority of their jobs, -100 to 100 (higher runs first).",
+        )
         parser.add_argument(
             "--allow-duplicates",
             action="store_true",

@@ -2,26 +2,24 @@
 
 from __future__ import annotations
 
-from argparse import ArgumentTypeError
-
 from django.core.management.base import BaseCommand, CommandError
 
+from jobqueue.management.arguments import amount
 from jobqueue.models import FINISHED_STATUSES
 from jobqueue.services import QueueManager
-
-
-def days(value: str) -> float:
-    number = float(value)
-    if number < 0:
-        raise ArgumentTypeError("must be 0 or more days")
-    return number
 
 
 class Command(BaseCommand):
     help = "Delete completed, failed and cancelled queue items older than --older-than days."
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("--older-than", type=days, required=True, metavar="DAYS")
+        parser.add_argument(
+            "--older-than",
+            type=amount("days", allow_zero=True),
+            required=True,
+            metavar="DAYS",
+            help="Age, in days since their last change, of the items to delete.",
+        )
         parser.add_argument(
             "--status",
             action="append",

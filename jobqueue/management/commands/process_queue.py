@@ -3,40 +3,22 @@
 from __future__ import annotations
 
 import logging
-import math
 import sys
 import time
-from argparse import ArgumentTypeError
 
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
+from jobqueue.management.arguments import (
+    non_negative_int,
+    positive_int,
+    positive_seconds,
+)
 from jobqueue.worker import (
     ExtractionWorker,
     process_document_queue,
     register_signal_handlers,
 )
-
-
-def positive_int(value: str) -> int:
-    number = int(value)
-    if number < 1:
-        raise ArgumentTypeError("must be 1 or more")
-    return number
-
-
-def non_negative_int(value: str) -> int:
-    number = int(value)
-    if number < 0:
-        raise ArgumentTypeError("must be 0 or more")
-    return number
-
-
-def positive_seconds(value: str) -> float:
-    number = float(value)
-    if not math.isfinite(number) or number <= 0:
-        raise ArgumentTypeError("must be a positive number of seconds")
-    return number
 
 
 class Command(BaseCommand):
@@ -46,10 +28,18 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser) -> None:
         parser.add_argument(
-            "--workers", type=positive_int, default=settings.QUEUE_WORKERS
+            "--workers",
+            type=positive_int,
+            default=settings.QUEUE_WORKERS,
+            help="Worker threads, each with its extraction process (default: "
+            "QUEUE_WORKERS).",
         )
         parser.add_argument(
-            "--max-retries", type=non_negative_int, default=settings.QUEUE_MAX_RETRIES
+            "--max-retries",
+            type=non_negative_int,
+            default=settings.QUEUE_MAX_RETRIES,
+            help="Retries of a failed job before it stays failed (default: "
+            "QUEUE_MAX_RETRIES).",
         )
         parser.add_argument(
             "--timeout",
@@ -61,11 +51,14 @@ class Command(BaseCommand):
             "--heartbeat-interval",
             type=positive_seconds,
             default=settings.QUEUE_HEARTBEAT_INTERVAL,
+            help="Seconds between heartbeats (default: QUEUE_HEARTBEAT_INTERVAL).",
         )
         parser.add_argument(
             "--poll-interval",
             type=positive_seconds,
             default=settings.QUEUE_POLL_INTERVAL,
+            help="Seconds between looks for new jobs when idle (default: "
+            "QUEUE_POLL_INTERVAL).",
         )
         parser.add_argument(
             "--stop-timeout",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
+from jobqueue.management.arguments import amount
 from jobqueue.services import QueueManager
 
 
@@ -17,14 +18,14 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument(
             "--minutes",
-            type=float,
+            type=amount("minutes"),
             default=settings.QUEUE_STALE_JOB_MINUTES,
             help="Also rescue jobs processing longer than this "
             "(default: QUEUE_STALE_JOB_MINUTES, 30).",
         )
         parser.add_argument(
             "--heartbeat-seconds",
-            type=float,
+            type=amount("seconds"),
             default=settings.QUEUE_STALE_WORKER_SECONDS,
             help="A worker silent for this long is presumed dead.",
         )

@@ -1,0 +1,45 @@
+"""Argument types for the management commands: bad input is refused by argparse with
+a sentence saying what is wanted (and a non-zero exit), before anything runs."""
+
+from __future__ import annotations
+
+import math
+from argparse import ArgumentTypeError
+from collections.abc import Callable
+
+
+def whole_number(low: int, high: int | None = None) -> Callable[[str], int]:
+    """A whole number from ``low`` (up to ``high``)."""
+
+    def parse(value: str) -> int:
+        try:
+            number = int(value)
+        except ValueError:
+            raise ArgumentTypeError(f"“{value}” is not a whole number") from None
+        if number < low or (high is not None and number > high):
+            wanted = f"from {low} to {high}" if high is not None else f"{low} or more"
+            raise ArgumentTypeError(f"{number} is out of range: use {wanted}")
+        return number
+
+    return parse
+
+
+def amount(unit: str, *, allow_zero: bool = False) -> Callable[[str], float]:
+    """A finite number of ``unit`` (seconds, minutes, days), above 0 (or from 0)."""
+
+    def parse(value: str) -> float:
+        try:
+            number = float(value)
+        except ValueError:
+            raise ArgumentTypeError(f"“{value}” is not a number of {unit}") from None
+        if not math.isfinite(number) or number < 0 or (number == 0 and not allow_zero):
+            wanted = "0 or more" if allow_zero else "more than 0"
+            raise ArgumentTypeError(f"{value} {unit} is not allowed: use {wanted}")
+        return number
+
+    return parse
+
+
+positive_int = whole_number(1)
+non_negative_int = whole_number(0)
+positive_seconds = amount("seconds")
