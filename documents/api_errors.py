@@ -14,7 +14,7 @@ module renders them. Django's own 404 and 500 pages also come here for API paths
 from __future__ import annotations
 
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from django.views import defaults
+from django.views import csrf, defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -110,6 +110,17 @@ def permission_denied(request: HttpRequest, exception: Exception) -> HttpRespons
     if request.path.startswith(API_PREFIX):
         return error_response(403, *DJANGO_ERRORS[403])
     return defaults.permission_denied(request, exception)
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """``CSRF_FAILURE_VIEW``: JSON for API paths, Django's page for everything else."""
+    if request.path.startswith(API_PREFIX):
+        return error_response(
+            403,
+            "permission_denied",
+            "CSRF check failed: send the CSRF token with a session, or use a token.",
+        )
+    return csrf.csrf_failure(request, reason)
 
 
 def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:

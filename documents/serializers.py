@@ -8,6 +8,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from documents.extractors.formats import by_mime_type, label_for
 from documents.models import Document
 from documents.uploads import CheckedUpload, check_upload
 
@@ -47,6 +48,12 @@ class DocumentSerializer(serializers.ModelSerializer):
     error_message = BlankAsNull(
         help_text="The failure in words; null unless it failed."
     )
+    type = serializers.SerializerMethodField(
+        help_text="The format's key (pdf, docx, text, ...), as ?type= takes it."
+    )
+    type_label = serializers.SerializerMethodField(
+        help_text="The format's name for people, e.g. “Word (DOCX)”."
+    )
     note = BlankAsNull(
         source="extraction_note",
         help_text="A note on the text, e.g. that it was cut at the size limit.",
@@ -60,6 +67,8 @@ class DocumentSerializer(serializers.ModelSerializer):
             "status",
             "status_url",
             "mime_type",
+            "type",
+            "type_label",
             "size",
             "sha256",
             "error_type",
@@ -82,6 +91,13 @@ class DocumentSerializer(serializers.ModelSerializer):
     def get_status_url(self, document: Document) -> str:
         url = reverse("api:document", args=[document.pk])
         return self.context["request"].build_absolute_uri(url)
+
+    def get_type(self, document: Document) -> str | None:
+        found = by_mime_type(document.mime_type)
+        return found.key if found else None
+
+    def get_type_label(self, document: Document) -> str:
+        return label_for(document.mime_type)
 
 
 class DocumentDetailSerializer(DocumentSerializer):

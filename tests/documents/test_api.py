@@ -69,6 +69,12 @@ def test_the_list_filters_by_status_and_type(api, make_document):
     assert ids(api.get(API_URL, {"type": "pdf"})) == [pdf.pk]
     assert ids(api.get(API_URL, {"type": PDF})) == [pdf.pk]
     assert ids(api.get(API_URL, {"type": "pdf", "status": "pending"})) == []
+    shown = api.get(f"{API_URL}{pdf.pk}/").json()
+    assert (shown["type"], shown["type_label"], shown["mime_type"]) == (
+        "pdf",
+        "PDF",
+        PDF,
+    )
     error = assert_error(api.get(API_URL, {"status": "lost"}), 400, "invalid")
     assert list(error["fields"]) == ["status"]
     error = assert_error(api.get(API_URL, {"type": "exe"}), 400, "invalid")

@@ -126,6 +126,9 @@ def test_session_post_without_csrf_is_403(user):
         client.post(API_URL, {"file": text_file()}), 403, "permission_denied"
     )
     assert "CSRF" in error["message"]
+    # Outside DRF's views too (Django's CSRF middleware refuses it first).
+    error = assert_error(client.post("/api/no-such-thing/"), 403, "permission_denied")
+    assert "CSRF" in error["message"]
 
 
 def test_duplicate_upload_is_409(api):
