@@ -287,20 +287,25 @@ def _sqlite_rows(
     parsed: ParsedQuery, filters: tuple[str, list], limit: int, offset: int
 ) -> list:
     # bm25 over the text alone: it scores by the length of all columns together, so a
-    # file-name weight would let documents without text (not yet processed) win.
+    # name weight would let documents without text (not yet processed) win. The name
+    # is the file name and the owner's title.
     where, filter_params = filters
     sql = f"""
         SELECT d.id,
                documents_fts.rowid IN (
                    SELECT rowid FROM documents_fts WHERE documents_fts MATCH %s
                ) AS in_name,
-               -bm25(documents_fts, 0.0, 1.0)
+               -bm25(documents_fts, 0.0, 0.0, 1.0)
         FROM documents_fts JOIN documents_document d ON d.id = documents_fts.rowid
         WHERE documents_fts MATCH %s {where}
-        ORDER BY in_name DESC, bm25(documents_fts, 0.0, 1.0), d.id DESC
+        ORDER BY in_name DESC, bm25(documents_fts, 0.0, 0.0, 1.0), d.id DESC
         LIMIT %s OFFSET %s"""  # noqa: S608 - only our own constants are interpolated
     expression = fts5_match(parsed)
-    params = [f"{{original_filename}} : ({expression})", expression, *filter_params]
+    params = [
+        f"{{original_filename title}} : ({expression})",
+        expression,
+        *filter_params,
+    ]
     with connection.cursor() as cursor:
         cursor.execute(sql, [*params, limit, offset])
         return cursor.fetchall()

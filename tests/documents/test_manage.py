@@ -415,3 +415,36 @@ def test_deleting_in_the_admin_removes_the_file_too(
         )
     assert not Document.objects.exists()
     assert not any(path.exists() for path in paths)
+
+
+def test_search_finds_a_document_by_its_title_as_a_name_match(user):
+    from documents.search import search_documents
+    from documents.services import document_update_details
+
+    plain = Document.objects.create(
+        owner=user,
+        original_filename="notes.txt",
+        file="documents/notes.txt",
+        mime_type="text/plain",
+        size=1,
+        sha256="0" * 64,
+        status=Status.COMPLETED,
+        text="The lighthouse keeper wrote about the lighthouse, the lighthouse.",
+    )
+    scan = Document.objects.create(
+        owner=user,
+        original_filename="scan0001.pdf",
+        file="documents/scan0001.pdf",
+        mime_type="application/pdf",
+        size=1,
+        sha256="1" * 64,
+        status=Status.COMPLETED,
+        text="Unrelated words.",
+    )
+    assert [h.document.pk for h in search_documents(user, "lighthouse")] == [plain.pk]
+    document_update_details(document=scan, title="Lighthouse repairs", tag_names=[])
+    # A title is a name: its match ranks above a text match, as a file name's does.
+    hits = search_documents(user, "lighthouse")
+    assert [h.document.pk for h in hits] == [scan.pk, plain.pk]
+    document_update_details(document=scan, title="", tag_names=[])
+    assert [h.document.pk for h in search_documents(user, "lighthouse")] == [plain.pk]
