@@ -178,7 +178,9 @@ API_RATE = env.str("API_RATE", default="1200/minute")
 SEARCH_TIMEOUT_SECONDS = env.float("SEARCH_TIMEOUT_SECONDS", default=2.0)
 SEARCH_MIN_PREFIX_CHARS = env.int("SEARCH_MIN_PREFIX_CHARS", default=2)
 CRON_TOKEN = env.str("CRON_TOKEN", default="")
-CRON_TIME_BUDGET = env.float("CRON_TIME_BUDGET", default=25.0)
+# Seconds a cron run (POST /queue/cron/, process_queue --once) may take: under
+# common proxy timeouts (30 s).
+CRON_BUDGET_SECONDS = env.float("CRON_BUDGET_SECONDS", default=25.0)
 
 # --- API ------------------------------------------------------------------
 REST_FRAMEWORK = {

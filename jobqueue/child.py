@@ -4,24 +4,61 @@ start fast and hold no database connection."""
 from __future__ import annotations
 
 import importlib
+import os
 import resource
+import select
 import signal
+import threading
+import time
 from typing import Any
 
 from documents.extractors.base import classify
 
 
-def init_child(megabytes: int) -> None:
+def init_child(megabytes: int, parent_pid: int) -> None:
     """Pool initializer: cap the child's address space, so a parser that explodes
     raises MemoryError (or dies) in the child instead of starving the host. Ctrl+C is
-    the parent's to handle: it lets current extractions finish."""
+    the parent's to handle: it lets current extractions finish. The child dies with
+    the process that asked for it (``parent_pid``)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with(parent_pid)
     if megabytes > 0:
         limit = megabytes * 1024 * 1024
         _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
         if hard != resource.RLIM_INFINITY:
             limit = min(limit, hard)
         resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
+def _die_with(pid: int) -> None:
+    """Exit as soon as process ``pid`` (the worker or web process that asked for
+    this child) is gone, SIGKILLed included, instead of extracting on as an orphan.
+    Its fork server cannot see to it: every child holds the pipe whose end tells
+    the fork server that its parent died."""
+
+    def watch() -> None:
+        try:
+            handle = os.pidfd_open(pid)
+        except ProcessLookupError:
+            os._exit(1)
+        except (AttributeError, OSError):  # no pidfd (not Linux 5.3+): poll
+            while _exists(pid):
+                time.sleep(1.0)
+        else:
+            select.select([handle], [], [])  # readable once the process has exited
+        os._exit(1)
+
+    threading.Thread(target=watch, name="die-with-parent", daemon=True).start()
+
+
+def _exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def run_extraction(

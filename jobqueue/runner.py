@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import os
 import time
-from collections.abc import Callable
 from concurrent.futures import CancelledError
 from dataclasses import dataclass, field
 from typing import Any
@@ -95,7 +95,7 @@ class JobRunner:
             max_workers=self.processes,
             max_tasks=self.max_tasks,
             initializer=init_child,
-            initargs=(self.memory_mb,),
+            initargs=(self.memory_mb, os.getpid()),
             context=context,
         )
 
@@ -105,24 +105,7 @@ class JobRunner:
             self.pool.join()
             self.pool = None
 
-    def run(
-        self,
-        item: QueueItem,
-        worker_id: str,
-        on_future: Callable[[Any], None] | None = None,
-    ) -> Outcome:
-        """Execute a claimed job and record its outcome through the queue."""
-        flight = self.begin(item, on_future)
-        try:
-            outcome = self.wait(flight)
-        except JobReleased:
-            self.queue.release(item.pk, worker_id=worker_id, attempt=item.attempts)
-            raise
-        return self.record(flight, outcome, worker_id)
-
-    def begin(
-        self, item: QueueItem, on_future: Callable[[Any], None] | None = None
-    ) -> Flight:
+    def begin(self, item: QueueItem) -> Flight:
         """Start a claimed job's extraction in a child; returns at once."""
         started = time.monotonic()
         if item.operation == Operation.NOOP:
@@ -151,8 +134,6 @@ class JobRunner:
             ),
             timeout=self.extraction_timeout,
         )
-        if on_future:
-            on_future(future)
         return Flight(item, started, future=future)
 
     def wait(self, flight: Flight) -> Outcome:

@@ -28,5 +28,5 @@ def cron(request: HttpRequest) -> JsonResponse:
         return response
     if not hmac.compare_digest(given.encode(), expected.encode()):
         return JsonResponse({"error": "That cron token is not valid."}, status=403)
-    counts = process_document_queue(time_budget=settings.CRON_TIME_BUDGET)
+    counts = process_document_queue(time_budget=settings.CRON_BUDGET_SECONDS)
     return JsonResponse(counts)

@@ -11,6 +11,7 @@ import time
 import uuid
 from collections import defaultdict
 from collections.abc import Callable
+from concurrent import futures
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +22,7 @@ from jobqueue import sql
 from jobqueue.faults import Backoff, drop_connection, is_database_fault
 from jobqueue.models import QueueControl, QueueItem, Status, WorkerHeartbeat
 from jobqueue.runner import Flight, JobReleased, JobRunner, Outcome
-from jobqueue.services import DocumentQueueService, QueueManager
+from jobqueue.services import QueueManager
 from jobqueue.sql import DbNow
 from jobqueue.wakeup import Wakeup
 
@@ -659,19 +660,31 @@ def process_document_queue(
     time_budget: float | None = None,
     on_progress: Callable[[int], object] | None = None,
 ) -> dict[str, int]:
-    """Process what is due now, one job at a time (cron); returns the counts."""
+    """Process what is due now, one job at a time (cron); returns the counts.
+
+    With ``time_budget`` (seconds) a job is started only while the time left exceeds
+    the average job of this run, and one still extracting at the deadline is stopped
+    and released (no attempt charged), so a request ends before a proxy's timeout.
+    A run killed anyway leaves its job under a heartbeat that stops: the next run, or
+    any worker, rescues it; its extraction child dies with it (``init_child``).
+    """
     counts = {"processed": 0, "completed": 0, "failed": 0}
     if QueueControl.is_paused():
         return counts
-    service = DocumentQueueService()
+    queue = QueueManager()
+    # What a killed run (or a dead worker) left: with no pool running, nobody else
+    # would rescue it.
+    queue.rescue_dead_workers(settings.QUEUE_STALE_WORKER_SECONDS)
+    queue.cleanup_stale_jobs(settings.QUEUE_STALE_JOB_MINUTES)
     runner = JobRunner(
-        service.queue,
+        queue,
         processes=1,
         max_retries=settings.QUEUE_MAX_RETRIES,
         extraction_timeout=settings.QUEUE_EXTRACTION_TIMEOUT,
     )
     worker_id = f"cron:{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:4]}"
-    deadline = time.monotonic() + time_budget if time_budget else None
+    started = time.monotonic()
+    deadline = started + time_budget if time_budget else None
     beat = WorkerHeartbeat.objects.create(
         worker_id=worker_id,
         status=WorkerHeartbeat.State.BUSY,
@@ -683,25 +696,33 @@ def process_document_queue(
     runner.start()
     try:
         while limit is None or counts["processed"] < limit:
-            if deadline and time.monotonic() > deadline:
+            average = (time.monotonic() - started) / max(counts["processed"], 1)
+            if deadline and deadline - time.monotonic() < average:
                 break
-            items = service.get_pending_items(limit=1)
-            if not items:
+            if QueueControl.is_paused():
                 break
-            if not service.mark_in_progress(items[0], worker_id):
-                continue  # another worker took it first
-            WorkerHeartbeat.objects.filter(pk=beat.pk).update(
-                last_heartbeat=DbNow(), current_job=items[0]
-            )
-            log_started(items[0], worker_id)
-            outcome = runner.run(items[0], worker_id)
-            log_outcome(items[0], worker_id, outcome)
+            item = queue.claim(worker_id)
+            if item is None:
+                break
+            beat.current_job_id = item.pk
+            log_started(item, worker_id)
+            flight = runner.begin(item)
+            if not _wait_within(flight, deadline, beat):
+                flight.future.cancel()  # kills the child
+            try:
+                outcome = runner.wait(flight)
+            except JobReleased:
+                queue.release(item.pk, worker_id=worker_id, attempt=item.attempts)
+                logger.info("Cron budget spent: job %s released", item.pk)
+                break
+            outcome = runner.record(flight, outcome, worker_id)
+            log_outcome(item, worker_id, outcome)
             counts["processed"] += 1
             counts["completed" if outcome.completed else "failed"] += 1
-            if on_progress:
+            if on_progress is not None:
                 on_progress(1)
     finally:
-        runner.close()
+        runner.close(kill=True)
         WorkerHeartbeat.objects.filter(pk=beat.pk).update(
             status=WorkerHeartbeat.State.STOPPED,
             current_job=None,
@@ -710,6 +731,21 @@ def process_document_queue(
             last_heartbeat=DbNow(),
         )
     return counts
+
+
+def _wait_within(flight: Flight, deadline: float | None, beat: WorkerHeartbeat) -> bool:
+    """Wait for a cron job's extraction, heartbeating; False at the deadline."""
+    while flight.future is not None and not flight.future.done():
+        WorkerHeartbeat.objects.filter(pk=beat.pk).update(
+            last_heartbeat=DbNow(), current_job=beat.current_job_id
+        )
+        pause = settings.QUEUE_HEARTBEAT_INTERVAL
+        if deadline is not None:
+            if time.monotonic() >= deadline:
+                return False
+            pause = min(pause, deadline - time.monotonic())
+        futures.wait([flight.future], timeout=pause)
+    return True
 
 
 def _describe(exc: BaseException) -> str:

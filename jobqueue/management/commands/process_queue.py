@@ -14,6 +14,7 @@ from jobqueue.management.arguments import (
     positive_int,
     positive_seconds,
 )
+from jobqueue.models import QueueControl
 from jobqueue.worker import (
     ExtractionWorker,
     process_document_queue,
@@ -75,6 +76,14 @@ class Command(BaseCommand):
             default=None,
             help="With --once: at most N jobs.",
         )
+        parser.add_argument(
+            "--budget",
+            type=positive_seconds,
+            default=settings.CRON_BUDGET_SECONDS,
+            metavar="SECONDS",
+            help="With --once: take no job that would not finish within this time; "
+            "release one still running at the end (default: CRON_BUDGET_SECONDS).",
+        )
 
     def handle(
         self,
@@ -87,12 +96,13 @@ class Command(BaseCommand):
         stop_timeout: float,
         once: bool,
         limit: int | None,
+        budget: float,
         verbosity: int,
         **options,
     ) -> None:
         self._configure_logging(verbosity)
         if once:
-            self._run_once(limit)
+            self._run_once(limit, budget)
             return
         worker = ExtractionWorker(
             num_workers=workers,
@@ -111,17 +121,25 @@ class Command(BaseCommand):
         worker.wait_stopped()
         self.stdout.write("Stopped.")
 
-    def _run_once(self, limit: int | None) -> None:
+    def _run_once(self, limit: int | None, budget: float) -> None:
+        if QueueControl.is_paused():
+            self.stdout.write("Processing is paused by an operator: nothing done.")
+            return
         progress = None
         if self.stdout.isatty():
             from tqdm import tqdm
 
             progress = tqdm(unit="job", desc="Processing", file=sys.stderr)
-        counts = process_document_queue(
-            limit, on_progress=progress.update if progress else None
-        )
-        if progress:
-            progress.close()
+        try:
+            counts = process_document_queue(
+                limit,
+                time_budget=budget,
+                on_progress=progress.update if progress is not None else None,
+            )
+        finally:
+            # Not ``if progress``: a bar of unknown length has no truth value.
+            if progress is not None:
+                progress.close()
         self.stdout.write(
             "Processed {processed} jobs: {completed} completed, {failed} failed.".format(
                 **counts

@@ -1,0 +1,206 @@
+"""Cron-driven processing: a time budget, the pause switch, a terminal, and a run
+killed mid-job (a web request past its proxy's timeout, a ``--once`` process)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pty
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from jobqueue.models import ExtractionMetric, QueueControl, QueueItem, Status
+from jobqueue.worker import process_document_queue
+from tests.conftest import REPO_ROOT, wait_for
+from tests.db_faults import PROXY_PORTS
+from tests.jobqueue.test_worker_processes import SLOW_EXTRACTOR, store
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def slow_extractor(settings):
+    settings.QUEUE_EXTRACT_FUNCTION = SLOW_EXTRACTOR["QUEUE_EXTRACT_FUNCTION"]
+
+
+def test_a_job_still_running_when_the_budget_ends_is_released_uncharged(
+    slow_extractor, user, queue
+):
+    quick = queue.enqueue(store(user, "quick.txt", b"quick text").pk)
+    slow = queue.enqueue(store(user, "slow.txt", b"sleep:30 slow text").pk)
+    began = time.monotonic()
+    counts = process_document_queue(time_budget=2)
+    assert time.monotonic() - began < 15, "the run ends near its budget"
+    assert counts == {"processed": 1, "completed": 1, "failed": 0}
+    assert QueueItem.objects.get(pk=quick).status == Status.COMPLETED
+    job = QueueItem.objects.get(pk=slow)
+    assert (job.status, job.attempts) == (Status.PENDING, 0)
+
+
+def test_once_and_cron_honour_the_pause_switch(user, queue, settings):
+    job = queue.enqueue(store(user, "paused.txt", b"paused text").pk)
+    QueueControl.set_paused(True, by="operator")
+    out = subprocess.run(
+        [sys.executable, "manage.py", "process_queue", "--once"],
+        cwd=REPO_ROOT,
+        env=child_env_for(settings),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "paused" in out
+    assert process_document_queue() == {"processed": 0, "completed": 0, "failed": 0}
+    assert QueueItem.objects.get(pk=job).status == Status.PENDING
+
+
+def test_once_from_a_terminal_shows_progress_and_finishes(user, queue, settings):
+    job = queue.enqueue(store(user, "tty.txt", b"terminal text").pk)
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "manage.py", "process_queue", "--once"],
+        cwd=REPO_ROOT,
+        env=child_env_for(settings),
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+    )
+    os.close(follower)
+    output = b""
+    with contextlib.suppress(OSError):  # EIO once the process closed the terminal
+        while chunk := os.read(leader, 4096):
+            output += chunk
+    os.close(leader)
+    assert proc.wait(60) == 0, output.decode(errors="replace")
+    assert b"Processed 1 jobs: 1 completed" in output
+    assert QueueItem.objects.get(pk=job).status == Status.COMPLETED
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["web request", "process_queue --once"])
+def test_a_cron_run_killed_mid_job_leaves_no_orphan_and_its_job_is_rescued(
+    user, queue, settings, tmp_path, slow_extractor, how
+):
+    document = store(user, "slow.txt", b"sleep:60 cron text")
+    job = queue.enqueue(document.pk)
+    env = {
+        **child_env_for(settings),
+        **SLOW_EXTRACTOR,
+        "CRON_TOKEN": "cron-token",
+        "QUEUE_HEARTBEAT_INTERVAL": "0.3",
+    }
+    log = open(tmp_path / "cron.log", "w+b")  # noqa: SIM115
+    if how == "web request":
+        port = free_port()
+        args = ["runserver", f"127.0.0.1:{port}", "--noreload"]
+    else:
+        args = ["process_queue", "--once"]
+    run = subprocess.Popen(
+        [sys.executable, "manage.py", *args],
+        cwd=REPO_ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        if how == "web request":
+            wait_for(lambda: port_open(port), 30)
+            threading.Thread(target=post_cron, args=(port,), daemon=True).start()
+        wait_for(lambda: QueueItem.objects.get(pk=job).status == Status.PROCESSING, 30)
+        # The extraction child runs under the fork server, a child of the run.
+        wait_for(lambda: grandchildren(run.pid), 30)
+        children = descendants(run.pid)
+        run.kill()  # the process only, as a proxy's timeout or an OOM kill would
+        run.wait(10)
+        # Long before its 60 s extraction would have ended by itself.
+        wait_for(lambda: not any(alive(pid) for pid in children), 5)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(run.pid, 9)
+        log.close()
+    assert QueueItem.objects.get(pk=job).status == Status.PROCESSING
+
+    # The next run rescues it once the killed run's heartbeat is stale, and does it
+    # (quickly, this time).
+    Path(document.file.path).write_bytes(b"cron text")
+    settings.QUEUE_STALE_WORKER_SECONDS = 1
+    wait_for(lambda: process_document_queue(time_budget=20)["completed"], 30, 0.5)
+    job = QueueItem.objects.get(pk=job)
+    assert (job.status, job.attempts) == (Status.COMPLETED, 2)
+    assert ExtractionMetric.objects.filter(
+        job=job, outcome=ExtractionMetric.Outcome.RESCUED
+    ).exists()
+
+
+def child_env_for(settings) -> dict[str, str]:
+    from tests.conftest import test_database_url
+
+    return {
+        **os.environ,
+        "DATABASE_URL": test_database_url(),
+        "MEDIA_ROOT": str(settings.MEDIA_ROOT),
+        "PYTHONUNBUFFERED": "1",
+    }
+
+
+def free_port() -> int:
+    for port in PROXY_PORTS:
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port in 18100-18199")
+
+
+def port_open(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def post_cron(port: int) -> None:
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/queue/cron/",
+        method="POST",
+        headers={"Authorization": "Bearer cron-token"},
+    )
+    with contextlib.suppress(OSError):
+        urllib.request.urlopen(request, timeout=60)  # noqa: S310 - loopback
+
+
+def descendants(pid: int, depth: int = 10) -> list[int]:
+    """Live processes below ``pid``, ``depth`` generations down (from /proc)."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                if fields[0] != "Z":
+                    parents[int(entry.name)] = int(fields[1])
+    found, generation = [], [pid]
+    for _ in range(depth):
+        generation = [child for child, ppid in parents.items() if ppid in generation]
+        found += generation
+    return found
+
+
+def grandchildren(pid: int) -> list[int]:
+    children = set(descendants(pid, depth=1))
+    return [p for p in descendants(pid) if p not in children]
+
+
+def alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie no longer runs)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
