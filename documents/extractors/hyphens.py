@@ -12,15 +12,21 @@ import gzip
 import json
 import re
 from collections import Counter
+from collections.abc import Iterator, Mapping
 from functools import cache
 from importlib.resources import files
 
-# "head-" at a line end, then "tail" starting the next line; a head or tail that is
-# itself joined by a hyphen belongs to a compound ("state-of-the-\nart", "commander-\n
-# in-chief") and is left alone.
-_BROKEN = re.compile(r"(?<![\w-])([^\W\d_]+)-[ \t]*\n[ \t]*([^\W\d_]+)(?![\w-])")
-_WORD = re.compile(r"[^\W\d_]+")
-_COMPOUND = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)+")
+_LINE_END = re.compile(r"-[ \t]*\n[ \t]*")  # a hyphen that ends a line
+_HEAD = re.compile(r"[^\W\d_]+\Z")  # the letters just before it
+_TAIL = re.compile(r"[^\W\d_]+")  # the letters just after it
+_HEAD_REACH = 64  # longer "words" are not words
+# Everything but letters, hyphens and non-ASCII becomes a space, so words and compounds
+# stand between spaces (non-ASCII bytes are parts of letters, kept whole).
+_SEPARATORS = bytes.maketrans(
+    bytes(c for c in range(128) if not (chr(c).isalpha() or chr(c) == "-")),
+    b" " * sum(1 for c in range(128) if not (chr(c).isalpha() or chr(c) == "-")),
+)
+_COUNT_EACH_UP_TO = 64  # forms; past that, counting every word once is cheaper
 
 
 @cache
@@ -32,39 +38,67 @@ def english_words() -> frozenset[str]:
 
 def join_hyphenated(text: str) -> str:
     """The text with line-end hyphenation undone where the joined word is a word."""
-    if "-" not in text or not _BROKEN.search(text):
+    found = list(breaks(text))
+    if not found:
         return text
-    words, compounds = vocabulary(text)
-
-    def replace(match: re.Match[str]) -> str:
-        mended, _ = mend(*match.groups(), words, compounds)
-        return match.group(0) if mended is None else mended
-
-    return _BROKEN.sub(replace, text)
-
-
-def vocabulary(text: str) -> tuple[Counter[str], Counter[str]]:
-    """How often the document uses each word and each hyphenated compound (lower
-    case), away from the breaks."""
-    unbroken = _BROKEN.sub(" ", text)
-    return (
-        Counter(word.lower() for word in _WORD.findall(unbroken)),
-        Counter(word.lower() for word in _COMPOUND.findall(unbroken)),
-    )
+    uses = usage(text, {form for *_, head, tail in found for form in forms(head, tail)})
+    pieces, done = [], 0
+    for start, end, head, tail in found:
+        mended, _ = mend(head, tail, uses)
+        pieces += [text[done:start], text[start:end] if mended is None else mended]
+        done = end
+    pieces.append(text[done:])
+    return "".join(pieces)
 
 
-def mend(
-    head: str, tail: str, words: Counter[str], compounds: Counter[str]
-) -> tuple[str | None, str]:
+def breaks(text: str) -> Iterator[tuple[int, int, str, str]]:
+    """(start, end, head, tail) of each word broken by a hyphen at a line end. A head
+    or tail that a hyphen joins to more belongs to a compound ("state-of-the-\nart",
+    "commander-\nin-chief"), which is left alone. Found from the line ends, so the
+    cost is in the breaks, not in the length of the text."""
+    for hit in _LINE_END.finditer(text):
+        head = _HEAD.search(text, max(0, hit.start() - _HEAD_REACH), hit.start())
+        tail = _TAIL.match(text, hit.end())
+        if head is None or tail is None:
+            continue
+        start, end = head.start(), tail.end()
+        if (start and _joined_on(text[start - 1])) or (
+            end < len(text) and _joined_on(text[end])
+        ):
+            continue
+        yield start, end, head.group(), tail.group()
+
+
+def _joined_on(char: str) -> bool:
+    return char == "-" or char == "_" or char.isalnum()
+
+
+def forms(head: str, tail: str) -> tuple[str, str]:
+    """The two readings of a break, hyphenated and joined, in lower case."""
+    return f"{head}-{tail}".lower(), (head + tail).lower()
+
+
+def usage(text: str, wanted: set[str]) -> dict[str, int]:
+    """How often the document writes each wanted word or compound. Counted on bytes
+    at C speed: splitting a long text into Python words would cost more than the
+    extraction itself."""
+    data = b" " + text.lower().encode().translate(_SEPARATORS) + b" "
+    if len(wanted) > _COUNT_EACH_UP_TO:
+        counts = Counter(data.split())
+        return {form: counts[form.encode()] for form in wanted}
+    return {form: data.count(b" " + form.encode() + b" ") for form in wanted}
+
+
+def mend(head: str, tail: str, uses: Mapping[str, int]) -> tuple[str | None, str]:
     """What becomes of one break "head-\ntail" (None: left as it is), and why."""
     if not tail[0].islower():
         return None, "left"  # "Anglo-\nSaxon": a name, not a broken word
-    hyphenated, joined = f"{head}-{tail}", head + tail
+    hyphenated, joined = forms(head, tail)
     # The document's own spelling first: the form it uses more often.
-    if compounds[hyphenated.lower()] > words[joined.lower()]:
-        return hyphenated, "hyphen kept"
-    if words[joined.lower()]:
-        return joined, "joined (document)"
-    if joined.lower() in english_words():
-        return joined, "joined (dictionary)"
+    if uses[hyphenated] > uses[joined]:
+        return f"{head}-{tail}", "hyphen kept"
+    if uses[joined]:
+        return head + tail, "joined (document)"
+    if joined in english_words():
+        return head + tail, "joined (dictionary)"
     return None, "left"
