@@ -67,4 +67,6 @@ def _shape_lines(shape: Any) -> Iterator[str]:
                 yield paragraph.text
     elif getattr(shape, "has_table", False):
         for row in shape.table.rows:
-            yield "\t".join(cell.text for cell in row.cells)
+            cells = [cell.text for cell in row.cells]
+            if any(cell.strip() for cell in cells):
+                yield "\t".join(cells)

@@ -408,3 +408,15 @@ def test_a_real_worker_reads_new_formats_refuses_legacy_and_cuts_long_text(
     cut = documents["runs.docx"]
     assert (cut.status, len(cut.text)) == ("completed", 5000)
     assert "cut at 5,000 characters" in cut.extraction_note
+
+
+@pytest.mark.parametrize(("name", "make", "mime", "expected"), NEW_FORMATS)
+def test_each_format_stops_at_the_text_limit_with_a_note(
+    tmp_path: Path, name, make, mime, expected
+) -> None:
+    path = tmp_path / name
+    path.write_bytes(make())
+    full = extract(path).text
+    result = extract(path, max_chars=20)
+    assert full.startswith(result.text) and 15 <= len(result.text) <= 20
+    assert "cut at 20 characters" in result.note
