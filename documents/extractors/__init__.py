@@ -17,16 +17,13 @@ from .base import (
     classify,
 )
 from .detect import detect_format, detect_mime_type, unsupported_reason
-from .formats import DOCX, FORMATS, PDF, TEXT, Format, by_mime_type, label_for
+from .formats import FORMATS, Format, by_mime_type, label_for
 from .registry import extract, get_extractor
 
 __all__ = [
     "BLANK_NOTE",
-    "DOCX",
     "FORMATS",
     "NO_TEXT_NOTE",
-    "PDF",
-    "TEXT",
     "CorruptFileError",
     "EncryptedFileError",
     "ExtractOptions",

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from .base import CorruptFileError, UnsupportedFileError
+from .detect import detect_format
 
 MAX_UNCOMPRESSED_BYTES = 200 * 1024 * 1024
 MAX_RATIO = 100  # deflate rarely beats ~20x on real XML; bombs reach 1000x+
@@ -42,6 +43,10 @@ def checked_zip(
                 raise UnsupportedFileError(f"This ZIP archive is not a {kind} file.")
             yield archive
     except zipfile.BadZipFile as exc:
+        # A password-protected Office file is an OLE container, not a ZIP.
+        fmt = detect_format(path)
+        if fmt is not None and not fmt.readable:
+            raise fmt.refuse() from exc
         raise CorruptFileError(
             f"it is not a complete ZIP archive (a {kind} file is one); "
             "the upload may have been cut short"

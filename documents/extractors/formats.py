@@ -37,11 +37,6 @@ class Format:
         """True when this product extracts text from the format."""
         return bool(self.extractor)
 
-    @property
-    def module(self) -> str:
-        """The extractor's module inside this package."""
-        return self.extractor.partition(":")[0]
-
     def matches(self, prefix: bytes) -> bool:
         """True when a file's first bytes carry this format's signature."""
         if self.signatures and prefix.startswith(self.signatures):
@@ -252,11 +247,6 @@ def accept_attribute() -> str:
         mime for fmt in READABLE for mime in (fmt.mime_type, *fmt.other_mime_types)
     ]
     return ",".join(extensions + mimes)
-
-
-def extractor_modules() -> list[str]:
-    """The extractor modules, each once, for a worker to import ahead of its jobs."""
-    return list(dict.fromkeys(f"{__package__}.{fmt.module}" for fmt in READABLE))
 
 
 def named_format(detected: Format, filename: str) -> Format | None:
