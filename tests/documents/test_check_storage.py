@@ -68,5 +68,5 @@ def test_a_document_whose_file_is_missing_is_reported_and_fails_the_command(
 
 
 def test_bad_arguments_are_refused():
-    with pytest.raises(CommandError, match="must be 0 or more minutes"):
+    with pytest.raises(CommandError, match="use 0 or more"):
         run("--older-than", "-1")
