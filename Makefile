@@ -8,7 +8,11 @@ PG_TEST_URL ?= postgres://postgres@127.0.0.1:5432/docqueue
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test test-sqlite test-postgres lint format install install-dev clean
+.PHONY: run test test-sqlite test-postgres lint format install install-dev install-system clean
+
+# Debian packages the product needs: Tesseract's English and orientation data (OCR).
+SYSTEM_PACKAGES := tesseract-ocr-eng tesseract-ocr-osd
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -23,10 +27,17 @@ $(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
+install-system:
+	@if command -v dpkg >/dev/null && ! dpkg -s $(SYSTEM_PACKAGES) >/dev/null 2>&1; then \
+		echo "Installing $(SYSTEM_PACKAGES) (OCR language data)"; \
+		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive \
+			apt-get install -y -qq --no-install-recommends $(SYSTEM_PACKAGES) >/dev/null; \
+	fi
+
 .env:
 	sed "s|^# SECRET_KEY=.*|SECRET_KEY=$$($(PYTHON) -c 'import secrets; print(secrets.token_urlsafe(50))')|" .env.example > .env
 
-run: $(VENV)/.installed .env
+run: install-system $(VENV)/.installed .env
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py collectstatic --noinput --verbosity 0
 	$(PY) manage.py ensure_first_user

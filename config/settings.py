@@ -164,8 +164,16 @@ QUEUE_STALE_JOB_MINUTES = env.float("QUEUE_STALE_JOB_MINUTES", default=30.0)
 QUEUE_CHILD_MEMORY_MB = env.int("QUEUE_CHILD_MEMORY_MB", default=2048)
 QUEUE_CHILD_MAX_TASKS = env.int("QUEUE_CHILD_MAX_TASKS", default=200)
 PDF_ENGINE = env.str("PDF_ENGINE", default="auto")
-# Extraction stops here; the document completes with its text cut and a note.
+# OCR (Tesseract): auto reads pages without usable text, always every page, never none.
+OCR_MODE = env.str("OCR_MODE", default="auto")
+OCR_LANGUAGES = env.str("OCR_LANGUAGES", default="eng")  # "eng+deu": several
+OCR_DPI = env.int("OCR_DPI", default=300)  # PDF pages are rendered at this for OCR
 EXTRACTED_TEXT_MAX_CHARS = env.int("EXTRACTED_TEXT_MAX_CHARS", default=10_000_000)
+EXTRACTION_MAX_PAGES = env.int("EXTRACTION_MAX_PAGES", default=5_000)
+# Keyword arguments the workers give the extract function, from the settings above.
+QUEUE_EXTRACT_OPTIONS = "documents.extraction.extract_options"
+# Functions adding figures to the queue dashboard: f(now) -> [{label, value, warning}]
+QUEUE_DASHBOARD_FIGURES = ["documents.extraction.dashboard_figures"]
 # Dotted path of the function children call to extract a file (tests swap in slow ones).
 QUEUE_EXTRACT_FUNCTION = env.str(
     "QUEUE_EXTRACT_FUNCTION", default="documents.extractors.registry.extract"

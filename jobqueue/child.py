@@ -10,6 +10,7 @@ import select
 import signal
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from documents.extractors.base import classify
@@ -62,14 +63,21 @@ def _exists(pid: int) -> bool:
 
 
 def run_extraction(
-    function_path: str, path: str, mime_type: str, options: dict[str, Any]
+    function_path: str,
+    path: str,
+    mime_type: str,
+    options: dict[str, Any],
+    progress_path: str | None = None,
 ) -> tuple[str, Any, str]:
     """Extract one file; failures come back as data (error type, message), because
-    arbitrary parser exceptions do not always survive pickling."""
+    arbitrary parser exceptions do not always survive pickling. A long extraction
+    reports its progress (done, total) in the file at ``progress_path``."""
     try:
         module_name, _, attr = function_path.rpartition(".")
         extract = getattr(importlib.import_module(module_name), attr)
-        return ("ok", extract(path, mime_type=mime_type, **options), "")
+        progress = progress_writer(progress_path) if progress_path else None
+        result = extract(path, mime_type=mime_type, progress=progress, **options)
+        return ("ok", result, "")
     except MemoryError:
         return ("error", "unknown", "The extractor ran out of memory on this file.")
     except BaseException as exc:  # noqa: BLE001 - every failure must reach the parent
@@ -78,3 +86,25 @@ def run_extraction(
         if error_type == "unknown":
             message = f"{type(exc).__name__}: {message}"
         return ("error", error_type, message[:2000])
+
+
+def progress_writer(path: str) -> Callable[[int, int], None]:
+    """Report progress as "done total" in a file, replaced whole so a reader never
+    sees half of it."""
+
+    def write(done: int, total: int) -> None:
+        with open(f"{path}.tmp", "w") as fh:
+            fh.write(f"{done} {total}")
+        os.replace(f"{path}.tmp", path)
+
+    return write
+
+
+def read_progress(path: str) -> tuple[int, int] | None:
+    """The last (done, total) written by ``progress_writer``, or None."""
+    try:
+        with open(path) as fh:
+            done, total = fh.read().split()
+    except (OSError, ValueError):
+        return None
+    return int(done), int(total)

@@ -24,6 +24,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html
+from django.utils.module_loading import import_string
 from django.utils.safestring import SafeString
 from django.utils.translation import ngettext
 
@@ -328,6 +329,12 @@ def dashboard_context(now: datetime) -> dict[str, Any]:
         "control": control,
         "paused": bool(control and control.paused),
         "stale_seconds": settings.QUEUE_STALE_WORKER_SECONDS,
+        # Figures other apps add (label, value, optional warning), e.g. OCR's.
+        "extra_figures": [
+            figure
+            for path in settings.QUEUE_DASHBOARD_FIGURES
+            for figure in import_string(path)(now)
+        ],
     }
 
 

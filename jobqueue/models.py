@@ -87,6 +87,11 @@ class QueueItem(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     extraction_time_ms = models.PositiveIntegerField(null=True, blank=True)
     confidence = models.FloatField(null=True, blank=True)
+    # A long extraction's progress (e.g. pages OCRed of all); current while
+    # progress_at is after started_at.
+    progress_done = models.PositiveIntegerField(null=True, blank=True)
+    progress_total = models.PositiveIntegerField(null=True, blank=True)
+    progress_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=False)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -127,6 +132,18 @@ class QueueItem(models.Model):
     def attachment_id(self) -> int:
         """The guide's name for the document this job works on."""
         return self.document_id
+
+    @property
+    def progress(self) -> tuple[int, int] | None:
+        """(done, total) reported by the current attempt, if it reported any."""
+        if (
+            self.status != Status.PROCESSING
+            or self.progress_at is None
+            or self.started_at is None
+            or self.progress_at < self.started_at
+        ):
+            return None
+        return self.progress_done, self.progress_total
 
 
 class WorkerHeartbeat(models.Model):
@@ -186,6 +203,8 @@ class ExtractionMetric(models.Model):
     confidence = models.FloatField(null=True, blank=True)
     extractor = models.CharField(max_length=64, blank=True)
     worker_id = models.CharField(max_length=128, blank=True)
+    # The extractor's own figures (e.g. {"ocr_pages": "2-5", "ocr_ms": 8120}).
+    details = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:

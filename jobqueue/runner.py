@@ -8,6 +8,8 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import shutil
+import tempfile
 import time
 from concurrent.futures import CancelledError
 from dataclasses import dataclass, field
@@ -15,12 +17,13 @@ from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError, transaction
+from django.utils.module_loading import import_string
 from pebble import ProcessExpired, ProcessPool
 
 from documents.extractors.base import ExtractionResult
 from documents.models import Document
 from documents.services import document_store_result
-from jobqueue.child import init_child, run_extraction
+from jobqueue.child import init_child, read_progress, run_extraction
 from jobqueue.faults import is_database_fault
 from jobqueue.models import ErrorType, Operation, QueueItem
 from jobqueue.services import QueueManager
@@ -50,6 +53,7 @@ STORE_REFUSED = (
     "The text was extracted but the database refused to store it "
     "(too large, or characters it cannot hold)."
 )
+PROGRESS_POLL = 2.0  # seconds between looks at a long extraction's progress
 
 
 @dataclass
@@ -60,6 +64,7 @@ class Flight:
     started: float
     future: Any = None
     outcome: Outcome | None = None
+    progress_path: str = ""
 
 
 @dataclass
@@ -72,17 +77,15 @@ class JobRunner:
     extraction_timeout: float = 300.0
     memory_mb: int = field(default_factory=lambda: settings.QUEUE_CHILD_MEMORY_MB)
     max_tasks: int = field(default_factory=lambda: settings.QUEUE_CHILD_MAX_TASKS)
-    # Keyword options of the extract function (children read no Django settings).
+    # Keyword arguments for the extract function (the documents app's settings).
     extract_options: dict[str, Any] = field(
-        default_factory=lambda: {
-            "pdf_engine": settings.PDF_ENGINE,
-            "max_chars": settings.EXTRACTED_TEXT_MAX_CHARS,
-        }
+        default_factory=lambda: import_string(settings.QUEUE_EXTRACT_OPTIONS)()
     )
     extract_function: str = field(
         default_factory=lambda: settings.QUEUE_EXTRACT_FUNCTION
     )
     pool: ProcessPool | None = None
+    progress_dir: str = ""
 
     def start(self) -> None:
         # forkserver: children start from a clean, thread-free process that has only
@@ -98,12 +101,15 @@ class JobRunner:
             initargs=(self.memory_mb, os.getpid()),
             context=context,
         )
+        self.progress_dir = tempfile.mkdtemp(prefix="docqueue-progress-")
 
     def close(self, *, kill: bool = False) -> None:
         if self.pool is not None:
             self.pool.stop() if kill else self.pool.close()
             self.pool.join()
             self.pool = None
+        if self.progress_dir:
+            shutil.rmtree(self.progress_dir, ignore_errors=True)
 
     def begin(self, item: QueueItem) -> Flight:
         """Start a claimed job's extraction in a child; returns at once."""
@@ -124,6 +130,9 @@ class JobRunner:
                     error_message="The file storage has no local paths; mount it or use a shared filesystem.",
                 ),
             )
+        progress_path = os.path.join(self.progress_dir, f"{item.pk}-{item.attempts}")
+        # No timeout here: ``wait`` stops the child once it goes
+        # ``extraction_timeout`` seconds without progress.
         future = self.pool.schedule(
             run_extraction,
             args=(
@@ -131,24 +140,31 @@ class JobRunner:
                 path,
                 document.mime_type,
                 self.extract_options,
+                progress_path,
             ),
-            timeout=self.extraction_timeout,
         )
-        return Flight(item, started, future=future)
+        return Flight(item, started, future=future, progress_path=progress_path)
 
     def wait(self, flight: Flight) -> Outcome:
         """The extraction's outcome (not yet recorded); JobReleased if cancelled."""
         if flight.outcome is not None:
             return flight.outcome
         try:
-            status, value, message = flight.future.result()
+            status, value, message = self._result(flight)
         except CancelledError:
             raise JobReleased from None
         except TimeoutError:
+            done = read_progress(flight.progress_path)
             return Outcome(
                 False,
                 error_type=ErrorType.TIMEOUT,
-                error_message=f"Extraction took longer than {self.extraction_timeout:g} s and was stopped.",
+                error_message=(
+                    f"Extraction made no progress for {self.extraction_timeout:g} s "
+                    f"after {done[0]} of {done[1]} pages and was stopped."
+                    if done
+                    else f"Extraction took longer than {self.extraction_timeout:g} s "
+                    "and was stopped."
+                ),
             )
         except ProcessExpired as exc:
             return Outcome(
@@ -157,9 +173,34 @@ class JobRunner:
                 error_message=f"The extractor crashed (exit code {exc.exitcode}); "
                 "the file may be too large or malformed for it.",
             )
+        finally:
+            for leftover in (flight.progress_path, f"{flight.progress_path}.tmp"):
+                if os.path.exists(leftover):
+                    os.unlink(leftover)
         if status == "ok":
             return Outcome(True, value)
         return Outcome(False, error_type=value, error_message=message)
+
+    def _result(self, flight: Flight) -> tuple[str, Any, str]:
+        """The child's answer. The timeout counts from the last progress the child
+        reported, so a long scan gets time page by page, while one page that hangs
+        is stopped after ``extraction_timeout`` seconds."""
+        deadline = flight.started + self.extraction_timeout
+        seen = None
+        while True:
+            wait = min(PROGRESS_POLL, deadline - time.monotonic())
+            try:
+                return flight.future.result(timeout=max(wait, 0.0))
+            except TimeoutError:
+                pass
+            progress = read_progress(flight.progress_path)
+            if progress is not None and progress != seen:
+                seen = progress
+                deadline = time.monotonic() + self.extraction_timeout
+                self.queue.set_progress(flight.item, *progress)
+            elif time.monotonic() >= deadline:
+                flight.future.cancel()  # Pebble stops the child
+                raise TimeoutError
 
     def record(self, flight: Flight, outcome: Outcome, worker_id: str) -> Outcome:
         """Store the result, or the failure, through the queue's rules."""
@@ -205,6 +246,8 @@ class JobRunner:
                 characters=len(result.text),
                 extractor=result.extractor,
             )
+            if done and result.details:
+                self.queue.record_details(item.pk, item.attempts, result.details)
             if done and item.operation != Operation.NOOP:
                 document_store_result(document_id=item.document_id, result=result)
         return done

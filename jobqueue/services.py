@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from datetime import timedelta
 from typing import Any
 
-from django.db import IntegrityError, connection, transaction
+from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.db.models import Avg, Count, Exists, F, Min, OuterRef, Q, Subquery
 from django.utils import timezone
 
@@ -205,6 +205,22 @@ class QueueManager:
             cursor.execute(statements.complete_document, params)
             cursor.execute(statements.complete_metric, params)
         return True
+
+    def set_progress(self, item: QueueItem, done: int, total: int) -> None:
+        """Record how far a running attempt has got (best effort: a database hiccup
+        costs one report, never the job)."""
+        try:
+            QueueItem.objects.filter(
+                pk=item.pk, status=Status.PROCESSING, attempts=item.attempts
+            ).update(progress_done=done, progress_total=total, progress_at=DbNow())
+        except DatabaseError:
+            logger.warning("Could not record the progress of job %s", item.pk)
+
+    def record_details(self, job_id: int, attempt: int, details: dict) -> None:
+        """Attach the extractor's figures to a completed attempt's metrics row."""
+        ExtractionMetric.objects.filter(
+            job_id=job_id, attempt=attempt, outcome=ExtractionMetric.Outcome.COMPLETED
+        ).update(details=details)
 
     def failed(
         self,
@@ -437,10 +453,14 @@ class QueueManager:
     ) -> int:
         """Rescue jobs that have been processing longer than the threshold, except
         ``exclude`` (the caller's own live jobs)."""
-        stuck = QueueItem.objects.filter(
-            status=Status.PROCESSING,
-            started_at__lt=DbNow(-60 * stale_threshold_minutes),
-        ).exclude(pk__in=list(exclude))
+        cutoff = DbNow(-60 * stale_threshold_minutes)
+        # A long extraction that reports progress is not stuck: age counts from
+        # its last progress.
+        stuck = (
+            QueueItem.objects.filter(status=Status.PROCESSING, started_at__lt=cutoff)
+            .filter(Q(progress_at__isnull=True) | Q(progress_at__lt=cutoff))
+            .exclude(pk__in=list(exclude))
+        )
         return self._rescue(
             stuck, f"it was processing for over {stale_threshold_minutes:g} minutes"
         )

@@ -9,6 +9,7 @@ import zipfile
 
 import docx
 from fpdf import FPDF
+from PIL import Image, ImageDraw, ImageFont
 
 FIXED_TIME = (2020, 1, 1, 0, 0, 0)
 
@@ -172,3 +173,38 @@ def eml_bytes(
             b"%PDF-1.4 attached", maintype="application", subtype="pdf", filename=name
         )
     return bytes(message)
+
+
+def text_image(lines: list[str], *, size: int = 36, turn: int = 0) -> Image.Image:
+    """Black text on white, like a scanned page (small, to keep OCR fast);
+    ``turn`` degrees counter-clockwise makes a page lying on its side."""
+    font = ImageFont.load_default(size=size)
+    width = max(int(font.getlength(line)) for line in lines) + 2 * size
+    image = Image.new("L", (width, (len(lines) + 1) * size * 3 // 2 + size), 255)
+    draw = ImageDraw.Draw(image)
+    for n, line in enumerate(lines):
+        draw.text((size, size + n * size * 3 // 2), line, font=font, fill=0)
+    return image.rotate(turn, expand=True, fillcolor=255) if turn else image
+
+
+def image_bytes(image: Image.Image, fmt: str = "PNG", **params) -> bytes:
+    """The image saved in a format (PNG, JPEG, TIFF, WEBP, BMP)."""
+    out = io.BytesIO()
+    image.save(out, fmt, **params)
+    return out.getvalue()
+
+
+def scan_pdf_bytes(pages: list[Image.Image | str]) -> bytes:
+    """A PDF with a page per item: an image fills its page (a scan), a string is
+    typed text (born-digital), so a list of both makes a mixed PDF."""
+    pdf = FPDF()
+    pdf.set_creation_date(datetime.datetime(*FIXED_TIME, tzinfo=datetime.UTC))
+    pdf.set_font("helvetica", size=12)
+    for page in pages:
+        pdf.add_page()
+        if isinstance(page, str):
+            pdf.multi_cell(0, 10, page)
+        else:
+            width = min(pdf.epw, pdf.eph * page.width / page.height)
+            pdf.image(page, x=pdf.l_margin, y=pdf.t_margin, w=width)
+    return bytes(pdf.output())

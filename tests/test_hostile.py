@@ -380,7 +380,13 @@ def finish(case: Case) -> str | None:
     [
         ("empty.pdf", b"", "empty", "is empty (0 bytes)"),
         ("random.bin", random.Random(1).randbytes(4096), "unsupported", "not a file"),
-        ("image.pdf", b"\x89PNG\r\n\x1a\n" + bytes(200), "unsupported", "not a file"),
+        (
+            "image.pdf",
+            b"\x89PNG\r\n\x1a\n" + bytes(200),
+            "mismatch",
+            "named like a PDF",
+        ),
+        ("anim.gif", b"GIF89a" + bytes(200), "unsupported", "not a file"),
         ("notes.pdf", b"just some plain text\n", "mismatch", "named like a PDF"),
         ("paper.docx", pdf_bytes("a pdf"), "mismatch", "named like a Word (DOCX)"),
         (
@@ -416,7 +422,7 @@ def test_the_door_refuses_the_corpus_files_a_person_could_mislabel():
     expected = {
         "empty.pdf": "empty",
         "zero-byte.docx": "empty",
-        "png-renamed.pdf": "unsupported",
+        "png-renamed.pdf": "mismatch",
         "text-renamed.pdf": "mismatch",
         "pdf-renamed.docx": "mismatch",
     }

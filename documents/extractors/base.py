@@ -5,15 +5,19 @@ Pure Python (no Django) so a child process can import it cheaply.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import ClassVar
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 NO_TEXT_NOTE = (
-    "No text layer: this PDF looks like a scan or image; run OCR to make it searchable."
+    "No text: its pages are damaged, or scans that could not be rendered for OCR."
 )
 BLANK_NOTE = "No text: the pages are blank, or their content could not be decoded."
 DEFAULT_MAX_CHARS = 10_000_000
+
+
+# Told (pages done, pages in all) as a long extraction goes on.
+Progress = Callable[[int, int], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +26,15 @@ class ExtractOptions:
 
     pdf_engine: str = "auto"
     max_chars: int = DEFAULT_MAX_CHARS  # EXTRACTED_TEXT_MAX_CHARS
+    max_pages: int = 5_000  # EXTRACTION_MAX_PAGES
+    ocr_mode: str = "auto"  # auto: pages without usable text; always; never
+    ocr_languages: str = "eng"  # Tesseract's form: "eng+deu"
+    ocr_dpi: int = 300  # resolution PDF pages are rendered at for OCR
+    tessdata: str | None = None  # None: look where Tesseract's data usually is
+    progress: Progress | None = field(default=None, compare=False)
+
+
+DEFAULT_OPTIONS = ExtractOptions()
 
 
 def truncated_note(max_chars: int) -> str:
@@ -30,6 +43,17 @@ def truncated_note(max_chars: int) -> str:
         f"The text was cut at {max_chars:,} characters (EXTRACTED_TEXT_MAX_CHARS); "
         "the rest of the document was not read."
     )
+
+
+def page_ranges(pages: list[int]) -> str:
+    """Page numbers in short form: [1, 2, 3, 7] -> "1-3, 7"."""
+    spans: list[list[int]] = []
+    for page in pages:
+        if spans and page == spans[-1][1] + 1:
+            spans[-1][1] = page
+        else:
+            spans.append([page, page])
+    return ", ".join(f"{a}-{b}" if b > a else str(a) for a, b in spans)
 
 
 def join_notes(*notes: str) -> str:
@@ -84,6 +108,8 @@ class ExtractionResult:
     confidence: float
     extractor: str
     note: str = ""
+    # Figures for the attempt's metrics row (e.g. which pages were OCRed, OCR time).
+    details: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.confidence <= 1.0:

@@ -62,6 +62,30 @@ def _legacy(key: str, label: str, mime: str, stream: str, app: str, modern: str)
     )
 
 
+def _image(key: str, label: str, mime: str, extensions: tuple[str, ...], **kw):
+    return Format(
+        key=key,
+        label=label,
+        mime_type=mime,
+        extensions=extensions,
+        extractor="image:extract_image",
+        requires="Pillow and tesserocr",
+        **kw,
+    )
+
+
+# A BMP's info header is one of a few fixed sizes: "BM" alone also starts prose.
+_BMP_HEADER_SIZES = {12, 40, 52, 56, 64, 108, 124}
+
+
+def _looks_like_bmp(prefix: bytes) -> bool:
+    return (
+        prefix[:2] == b"BM"
+        and len(prefix) >= 18
+        and int.from_bytes(prefix[14:18], "little") in _BMP_HEADER_SIZES
+    )
+
+
 _OOXML = "application/vnd.openxmlformats-officedocument"
 PDF = Format(
     key="pdf",
@@ -170,6 +194,19 @@ CSV = Format(
     textual=True,
 )
 
+# Photos and scans: read by OCR.
+IMAGES = (
+    _image("png", "PNG image", "image/png", (".png",), signatures=(b"\x89PNG\r\n\x1a\n",)),
+    _image("jpeg", "JPEG image", "image/jpeg", (".jpg", ".jpeg", ".jpe"),
+           signatures=(b"\xff\xd8\xff",), other_mime_types=("image/pjpeg",)),
+    _image("tiff", "TIFF image", "image/tiff", (".tif", ".tiff"),
+           signatures=(b"II*\x00", b"MM\x00*")),
+    _image("webp", "WebP image", "image/webp", (".webp",),
+           sniff=lambda p: p[:4] == b"RIFF" and p[8:12] == b"WEBP"),
+    _image("bmp", "BMP image", "image/bmp", (".bmp",), sniff=_looks_like_bmp,
+           other_mime_types=("image/x-ms-bmp",)),
+)  # fmt: skip
+
 # In detection order: the first format whose bytes match wins; textual formats are
 # tried only on text, and text that matches none of them is TEXT.
 FORMATS: tuple[Format, ...] = (
@@ -184,6 +221,7 @@ FORMATS: tuple[Format, ...] = (
     TEXT,
     MARKDOWN,
     CSV,
+    *IMAGES,
     _legacy("doc", "Word 97-2003 (DOC)", "application/msword", "WordDocument",
             "Word", "a Word Document (DOCX)"),
     _legacy("xls", "Excel 97-2003 (XLS)", "application/vnd.ms-excel", "Workbook",

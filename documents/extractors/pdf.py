@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import math
 import os
 import re
 from dataclasses import dataclass
@@ -13,14 +14,19 @@ import pypdfium2.raw as pdfium_c
 
 from .base import (
     BLANK_NOTE,
+    DEFAULT_OPTIONS,
     NO_TEXT_NOTE,
     CorruptFileError,
     EncryptedFileError,
     ExtractionError,
     ExtractionResult,
     ExtractOptions,
+    TextBuilder,
     UnsupportedFileError,
+    join_notes,
+    page_ranges,
 )
+from .ocr import OcrUnavailable, reader
 from .sniff import PREFIX_BYTES, looks_like_pdf
 
 ENGINES = ("auto", "pdfium", "pdfplumber")
@@ -32,6 +38,12 @@ _CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # noise in page tex
 _GARBLED = re.compile(r"[\x00\x01\x03-\x08\x0b\x0c\x0e-\x1f\x7f\ufffd]")
 _DUBIOUS = re.compile(r"[\ue000-\uf8ff\ufffd]|\(cid:\d+\)")  # unreadable glyphs
 _RTL = re.compile(r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
+# A bad OCR layer splits every word into letters ("T h e  q u i c k"). Latin only:
+# Chinese or Japanese text is often extracted one character per "word".
+_LATIN_LETTER = re.compile(r"^[0-9A-Za-z\u00c0-\u024f]$")
+_SPACED_MIN_WORDS = 12
+_SPACED_SHARE = 0.6
+_MAX_RENDER_PIXELS = 40_000_000  # a page bigger than A1 at 300 dpi is rendered finer
 
 
 @dataclass(slots=True)
@@ -42,6 +54,7 @@ class _Page:
     image_only: bool = False
     blank: bool = False  # nothing drawn at all (or nothing PDFium could decode)
     damaged: bool = False
+    ocr_confidence: float | None = None  # set when the body is OCR's reading
 
     @property
     def text(self) -> str:
@@ -49,9 +62,9 @@ class _Page:
 
 
 def extract_pdf(
-    path: str | os.PathLike[str], options: ExtractOptions
+    path: str | os.PathLike[str], options: ExtractOptions = DEFAULT_OPTIONS
 ) -> ExtractionResult:
-    """Extract a PDF's text with the engine of the options (auto, pdfium, pdfplumber)."""
+    """Extract a PDF's text; pages without usable text are OCRed (``ocr_mode``)."""
     engine = options.pdf_engine
     if engine not in ENGINES:
         raise ValueError(f"unknown PDF engine {engine!r}; choose one of {ENGINES}")
@@ -62,15 +75,18 @@ def extract_pdf(
     if not looks_like_pdf(prefix):
         raise UnsupportedFileError("This file is not a PDF.")
     if engine == "pdfplumber":
-        return _result(_plumber_document(path), "pdfplumber")
+        pages, total = _plumber_document(path, options.max_pages)
+        return _with_ocr(path, pages, total, "pdfplumber", options)
     try:
-        pages, repaired = _pdfium_document(path, auto=engine == "auto")
+        pages, total, repaired = _pdfium_document(path, options)
     except CorruptFileError as exc:
         if engine != "auto" or isinstance(exc, EncryptedFileError):
             raise
         # pdfminer recovers some files PDFium refuses; worth a try only on failure.
+        # PDFium cannot render such a file either, so there is no OCR here.
         try:
-            rescued = _result(_plumber_document(path), "pdfplumber")
+            pages, total = _plumber_document(path, options.max_pages)
+            rescued = _result(pages, total, "pdfplumber", options)
         except EncryptedFileError:
             raise
         except ExtractionError:
@@ -78,34 +94,189 @@ def extract_pdf(
         if rescued.is_empty:
             raise
         return rescued
-    return _result(pages, "pdfium+pdfplumber" if repaired else "pdfium")
+    return _with_ocr(
+        path, pages, total, "pdfium+pdfplumber" if repaired else "pdfium", options
+    )
 
 
-def _result(pages: list[_Page], extractor: str) -> ExtractionResult:
+def _with_ocr(
+    path: str | os.PathLike[str],
+    pages: list[_Page],
+    total: int,
+    extractor: str,
+    options: ExtractOptions,
+) -> ExtractionResult:
+    wanted = [i for i, page in enumerate(pages) if _needs_ocr(page, options.ocr_mode)]
+    if not wanted:
+        never = options.ocr_mode == "never" and any(
+            p.image_only or (not p.text and not p.blank and not p.damaged)
+            for p in pages
+        )
+        why = "OCR is turned off (OCR_MODE=never)." if never else ""
+        return _result(pages, total, extractor, options, why)
+    try:
+        ocr = reader(options)
+    except OcrUnavailable as exc:
+        return _result(pages, total, extractor, options, str(exc))
+    seconds = ocr.seconds
+    done = _ocr_pages(path, pages, wanted, ocr, options)
+    details = {
+        "ocr_pages": page_ranges([i + 1 for i in done]),
+        "ocr_page_count": len(done),
+        "ocr_ms": round((ocr.seconds - seconds) * 1000),
+    }
+    if any(pages[i].ocr_confidence is not None for i in done):
+        extractor += "+tesseract"
+    return _result(pages, total, extractor, options, details=details)
+
+
+def _needs_ocr(page: _Page, mode: str) -> bool:
+    """A page to read from its image: no text, or text that is no use."""
+    if page.blank or page.damaged or mode == "never":
+        return False
+    body = page.body.strip()
+    if mode == "always" or not body:
+        return True
+    visible = len(body) - body.count(" ") - body.count("\n")
+    return _letter_spaced(body) or page.dubious >= 0.5 * max(visible, 1)
+
+
+def _letter_spaced(body: str) -> bool:
+    words = body.split()
+    if len(words) < _SPACED_MIN_WORDS:
+        return False
+    letters = sum(1 for w in words if _LATIN_LETTER.match(w))
+    return letters >= _SPACED_SHARE * len(words)
+
+
+def _ocr_pages(
+    path: str | os.PathLike[str],
+    pages: list[_Page],
+    wanted: list[int],
+    ocr: Any,
+    options: ExtractOptions,
+) -> list[int]:
+    """Render and read the wanted pages, in order, until the text is long enough.
+
+    A page OCR reads nothing on keeps what it had. Returns the pages read.
+    """
+    progress = options.progress
+    done, total = len(pages) - len(wanted), len(pages)
+    todo = set(wanted)
+    read: list[int] = []
+    size = 0  # characters before this page, to stop at the text limit
+    doc = pdfium.PdfDocument(os.fspath(path))
+    try:
+        if progress:
+            progress(done, total)
+        for i, page in enumerate(pages):
+            if i in todo and size < options.max_chars:
+                bitmap = _render(doc, i, options.ocr_dpi)
+                if bitmap is not None:
+                    try:
+                        found = ocr.read(bitmap.to_pil())
+                    finally:
+                        bitmap.close()
+                    read.append(i)
+                    if found.text:
+                        page.body, page.dubious = found.text, 0.0
+                        page.image_only = False
+                        confidences = found.confidences or [0]
+                        page.ocr_confidence = sum(confidences) / len(confidences) / 100
+                done += 1
+                if progress:
+                    progress(done, total)
+            size += len(page.text) + 2
+    finally:
+        doc.close()
+    return read
+
+
+def _render(doc: Any, index: int, dpi: int) -> Any:
+    """The page as a grey bitmap at ``dpi`` (finer for huge pages), or None."""
+    try:
+        page = doc[index]
+    except pdfium.PdfiumError:
+        return None
+    try:
+        width, height = page.get_size()
+        scale = min(dpi / 72, math.sqrt(_MAX_RENDER_PIXELS / max(width * height, 1)))
+        return page.render(scale=scale, grayscale=True)
+    except pdfium.PdfiumError:
+        return None
+    finally:
+        page.close()
+
+
+def _result(
+    pages: list[_Page],
+    total: int,
+    extractor: str,
+    options: ExtractOptions,
+    ocr_note: str = "",
+    details: dict[str, Any] | None = None,
+) -> ExtractionResult:
+    """The document's text (bounded) and confidence from its pages."""
     if all(p.damaged for p in pages):
         raise CorruptFileError("none of its pages can be read")
-    texts = [p.text for p in pages]
-    text = "\n\n".join(t for t in texts if t)
-    if not text.strip():
-        note = BLANK_NOTE if all(p.blank for p in pages) else NO_TEXT_NOTE
-        return ExtractionResult("", len(pages), 0.0, extractor, note)
-    chars = sum(len(t) - t.count(" ") - t.count("\n") for t in texts) or 1
-    quality = max(0.0, 1.0 - sum(p.dubious for p in pages) / chars)
-    with_text = sum(1 for t in texts if t)
-    missing = sum(1 for p in pages if p.image_only or p.damaged)
-    note = ""
-    if missing:
-        note = (
-            f"{missing} of {len(pages)} pages have no readable text (scanned images or "
-            "damaged pages); run OCR to make them searchable."
+    details = details or {}
+    bounded = TextBuilder(options.max_chars, "\n\n")
+    for page in pages:
+        if page.text and not bounded.add(page.text):
+            break
+    limit_note = ""
+    if total > len(pages) and not bounded.truncated:
+        limit_note = (
+            f"Only the first {len(pages):,} of {total:,} pages were read "
+            "(EXTRACTION_MAX_PAGES)."
         )
-    confidence = round(quality * with_text / (with_text + missing), 3)
-    return ExtractionResult(text, len(pages), confidence, extractor, note)
+    notes = (bounded.note, limit_note)
+    text = bounded.text
+    if not text.strip():
+        if all(p.blank for p in pages):
+            note = BLANK_NOTE
+        elif "ocr_pages" in details:
+            note = "No text: OCR found none on these scanned pages."
+        else:
+            note = ocr_note or NO_TEXT_NOTE
+        return ExtractionResult(
+            "", total, 0.0, extractor, join_notes(note, *notes), details
+        )
+    layer = [p.text for p in pages if p.text and p.ocr_confidence is None]
+    chars = sum(len(t) - t.count(" ") - t.count("\n") for t in layer) or 1
+    dubious = sum(p.dubious for p in pages if p.ocr_confidence is None)
+    quality = max(0.0, 1.0 - dubious / chars)
+    scores = []
+    missing = 0  # pages whose text we could not read
+    for page in pages:
+        if page.ocr_confidence is not None:
+            scores.append(page.ocr_confidence)
+        elif page.text:
+            scores.append(quality)
+        elif not page.blank:
+            scores.append(0.0)
+            missing += 1
+    note = ocr_note
+    if missing:
+        note = f"{missing} of {len(pages)} pages have no readable text"
+        if ocr_note:
+            note += f" (scanned images or damaged pages): {ocr_note}"
+        elif "ocr_pages" in details:
+            note += "; OCR found none on them either."
+        else:
+            note += " (damaged, or scans that could not be rendered for OCR)."
+    confidence = round(sum(scores) / len(scores), 3) if scores else 0.0
+    return ExtractionResult(
+        text, total, confidence, extractor, join_notes(note, *notes), details
+    )
 
 
 def _pdfium_document(
-    path: str | os.PathLike[str], *, auto: bool
-) -> tuple[list[_Page], bool]:
+    path: str | os.PathLike[str], options: ExtractOptions
+) -> tuple[list[_Page], int, bool]:
+    """Pages read with PDFium (up to the page and text limits), their total, and
+    whether pdfplumber repaired any."""
+    auto = options.pdf_engine == "auto"
     try:
         doc = pdfium.PdfDocument(os.fspath(path))
     except pdfium.PdfiumError as exc:
@@ -113,9 +284,16 @@ def _pdfium_document(
     try:
         if auto and doc.get_formtype() == pdfium_c.FORMTYPE_ACRO_FORM:
             doc.init_forms()  # needed to read form-field values
-        if len(doc) == 0:
+        total = len(doc)
+        if total == 0:
             raise CorruptFileError("it has no pages")
-        read = [_pdfium_page(doc, i, auto=auto) for i in range(len(doc))]
+        read = []
+        size = 0
+        for i in range(min(total, options.max_pages)):
+            read.append(_pdfium_page(doc, i, auto=auto))
+            size += len(read[-1][0].text)
+            if size >= options.max_chars:  # later pages would be cut off anyway
+                break
     finally:
         doc.close()
     pages = [page for page, _ in read]
@@ -126,7 +304,7 @@ def _pdfium_document(
             pages[i].body, pages[i].damaged = body, False
             pages[i].dubious = len(_DUBIOUS.findall(body))
             repaired = True
-    return pages, repaired
+    return pages, total, repaired
 
 
 def _pdfium_page(doc: Any, index: int, *, auto: bool) -> tuple[_Page, bool]:
@@ -325,13 +503,16 @@ def _plumber_pages(path: str | os.PathLike[str], indices: list[int]) -> dict[int
     return out
 
 
-def _plumber_document(path: str | os.PathLike[str]) -> list[_Page]:
+def _plumber_document(
+    path: str | os.PathLike[str], max_pages: int
+) -> tuple[list[_Page], int]:
     import pdfplumber
 
     pages: list[_Page] = []
     try:
         with pdfplumber.open(path) as pdf:
-            for page in pdf.pages:
+            total = len(pdf.pages)
+            for page in pdf.pages[:max_pages]:
                 body = page.extract_text() or ""
                 empty = not body.strip()
                 pages.append(
@@ -350,7 +531,7 @@ def _plumber_document(path: str | os.PathLike[str]) -> list[_Page]:
         raise CorruptFileError("its PDF structure cannot be parsed") from exc
     if not pages:
         raise CorruptFileError("it has no pages")
-    return pages
+    return pages, total
 
 
 def _password_error(exc: BaseException) -> bool:

@@ -15,6 +15,7 @@ from .base import (
     ExtractionResult,
     ExtractOptions,
     ExtractorMissingError,
+    Progress,
     UnsupportedFileError,
     join_notes,
     truncated_note,
@@ -57,13 +58,18 @@ def get_extractor(fmt: Format) -> Extractor:
 
 
 def extract(
-    path: str | os.PathLike[str], *, mime_type: str | None = None, **options: Any
+    path: str | os.PathLike[str],
+    *,
+    mime_type: str | None = None,
+    progress: Progress | None = None,
+    **options: Any,
 ) -> ExtractionResult:
     """Extract text from a file, detecting its format from its bytes unless given.
 
-    `options` are the fields of ExtractOptions (pdf_engine, max_chars).
+    `options` are the fields of ExtractOptions (pdf_engine, max_chars, ocr_mode...);
+    `progress` is told (pages done, pages in all) by the extractors of long files.
     """
-    settings = ExtractOptions(**options)
+    settings = ExtractOptions(**options, progress=progress)
     if os.path.getsize(path) == 0:
         raise CorruptFileError("it is empty (0 bytes); the upload may have failed")
     fmt = by_mime_type(mime_type) if mime_type else detect_format(path)

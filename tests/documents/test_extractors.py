@@ -16,7 +16,6 @@ from PIL import Image
 
 from documents.extractors import (
     BLANK_NOTE,
-    NO_TEXT_NOTE,
     CorruptFileError,
     EncryptedFileError,
     ExtractionError,
@@ -202,7 +201,8 @@ def test_detects_each_type_from_bytes_not_name(
     ("data", "expected"),
     [
         (b"", None),
-        (b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + bytes(64), None),
+        (b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + bytes(64), "image/png"),
+        (b"GIF89a" + bytes(64), None),
         (random.Random(0).randbytes(4096), None),
         (b"plain ascii text\nsecond line\n", TEXT),
         ("café crème brûlée\n".encode(), TEXT),
@@ -216,6 +216,7 @@ def test_detects_each_type_from_bytes_not_name(
     ids=[
         "empty",
         "png",
+        "gif",
         "random",
         "ascii",
         "utf8",
@@ -313,12 +314,13 @@ def test_pdf_engines_extract_text(tmp_path: Path, engine: str) -> None:
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_image_only_pdf_has_no_text_and_says_so(tmp_path: Path, engine: str) -> None:
-    result = extract(
-        write_image_pdf(tmp_path / "scan.pdf", tmp_path), pdf_engine=engine
-    )
-    assert result.text == ""
-    assert result.confidence == 0.0
-    assert result.note == NO_TEXT_NOTE
+    path = write_image_pdf(tmp_path / "scan.pdf", tmp_path)
+    result = extract(path, pdf_engine=engine)  # a picture without words
+    assert (result.text, result.confidence) == ("", 0.0)
+    assert result.note == "No text: OCR found none on these scanned pages."
+    result = extract(path, pdf_engine=engine, ocr_mode="never")
+    assert (result.text, result.confidence) == ("", 0.0)
+    assert result.note == "OCR is turned off (OCR_MODE=never)."
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -614,10 +616,9 @@ def test_corpus_file(row: dict | None) -> None:
     if expect == "ok":
         assert contains_snippet(result.text, row["snippet"]), row["snippet"]
         assert result.confidence > 0.5
-    elif expect == "no_text":
-        assert result.text == ""
-        assert result.confidence == 0.0
-        assert result.note == NO_TEXT_NOTE
+    elif expect == "no_text":  # scans and outlined text: OCR reads them
+        assert result.text.strip()
+        assert result.extractor.endswith("+tesseract")
     if result.extractor.startswith("pdfium") and row["pages"]:
         assert result.page_count == row["pages"]
 

@@ -1,0 +1,105 @@
+"""Photos and scans as image files (PNG, JPEG, TIFF with all its pages, WebP, BMP): OCR."""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+from PIL import Image, ImageOps, UnidentifiedImageError
+
+from .base import (
+    DEFAULT_OPTIONS,
+    CorruptFileError,
+    ExtractionResult,
+    ExtractOptions,
+    TextBuilder,
+    UnsupportedFileError,
+    join_notes,
+    page_ranges,
+)
+from .ocr import OcrUnavailable, reader
+
+# Pillow's own bomb threshold (~89 megapixels: an A4 page at 1,200 dpi fits).
+MAX_PIXELS = Image.MAX_IMAGE_PIXELS
+
+
+def extract_image(
+    path: str | os.PathLike[str], options: ExtractOptions = DEFAULT_OPTIONS
+) -> ExtractionResult:
+    """OCR every page (frame) of an image file."""
+    with warnings.catch_warnings():
+        # Pillow only warns between its limit and twice it; refuse from the limit.
+        warnings.simplefilter("error", Image.DecompressionBombWarning)
+        try:
+            with Image.open(path) as image:
+                return _read(image, options)
+        except (Image.DecompressionBombWarning, Image.DecompressionBombError) as exc:
+            raise UnsupportedFileError(_too_large(str(exc))) from exc
+        except UnidentifiedImageError as exc:
+            raise CorruptFileError("the image cannot be decoded") from exc
+        except (OSError, SyntaxError, ValueError, EOFError) as exc:
+            # Pillow reports truncated or inconsistent data with these.
+            raise CorruptFileError(f"the image data is damaged ({exc})") from exc
+
+
+def _read(image: Image.Image, options: ExtractOptions) -> ExtractionResult:
+    frames = getattr(image, "n_frames", 1)
+    if image.format == "WEBP" or image.format == "PNG":
+        frames = 1  # animations: their first frame is the picture
+    count = min(frames, options.max_pages)
+    kind = image.format or "image"
+    notes = []
+    if count < frames:
+        notes.append(
+            f"Only the first {count:,} of {frames:,} pages were read "
+            "(EXTRACTION_MAX_PAGES)."
+        )
+    if options.ocr_mode == "never":
+        note = "OCR is turned off (OCR_MODE=never), so the image was not read."
+        return ExtractionResult("", frames, 0.0, kind.lower(), note)
+    try:
+        ocr = reader(options)
+    except OcrUnavailable as exc:
+        note = join_notes(f"The image was not read: {exc}", *notes)
+        return ExtractionResult("", frames, 0.0, kind.lower(), note)
+    text = TextBuilder(options.max_chars, "\n\n")
+    confidences: list[int] = []
+    rotated: list[int] = []
+    seconds = ocr.seconds
+    for index in range(count):
+        image.seek(index)
+        width, height = image.size
+        if width * height > MAX_PIXELS:
+            raise UnsupportedFileError(_too_large(f"{width}×{height} pixels"))
+        page = ImageOps.exif_transpose(image)  # photos carry their turn in EXIF
+        result = ocr.read(page)
+        confidences += result.confidences
+        if result.rotated:
+            rotated.append(index + 1)
+        if options.progress:
+            options.progress(index + 1, count)
+        if result.text and not text.add(result.text):
+            break
+    confidence = sum(confidences) / len(confidences) / 100 if confidences else 0.0
+    if not text.text.strip():
+        notes.insert(0, "OCR found no text in this image.")
+    return ExtractionResult(
+        text.text,
+        frames,
+        round(confidence, 3),
+        f"{kind.lower()}+tesseract",
+        join_notes(text.note, *notes),
+        details={
+            "ocr_pages": page_ranges(list(range(1, index + 2))),
+            "ocr_page_count": index + 1,
+            "ocr_ms": round((ocr.seconds - seconds) * 1000),
+            **({"rotated_pages": page_ranges(rotated)} if rotated else {}),
+        },
+    )
+
+
+def _too_large(detail: str) -> str:
+    return (
+        f"This image is too large to read ({detail}; the limit is "
+        f"{MAX_PIXELS / 1e6:.0f} megapixels). Scale it down or save it as a PDF."
+    )

@@ -1,0 +1,207 @@
+"""OCR with Tesseract (through tesserocr): find its language data, read page images.
+
+No Django here: this runs in extraction children. Tesseract is loaded once per child
+process and reused for every page it reads.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from PIL import Image
+
+    from .base import ExtractOptions
+
+# Where distributions put Tesseract's language data (newest version first on Debian).
+_SEARCH = (
+    "/usr/share/tesseract-ocr/*/tessdata",  # Debian, Ubuntu
+    "/usr/share/tessdata",  # Fedora, Arch, Alpine
+    "/usr/local/share/tessdata",  # built from source
+    "/usr/local/share/tesseract-ocr/*/tessdata",
+    "/opt/homebrew/share/tessdata",  # macOS (Homebrew)
+)
+LANGUAGES = re.compile(r"^[A-Za-z0-9_]+(\+[A-Za-z0-9_]+)*$")
+_SECOND_LOOK_WORDS = 10  # fewer confident words than this: check the orientation
+_CONFIDENT = 60  # Tesseract word confidence (0..100) we count as a word read
+_BLANK_LINES = re.compile(r"\n\s*\n\s*\n+")
+
+
+class OcrUnavailable(Exception):  # noqa: N818 - a state to report, not a failure
+    """OCR cannot run on this machine; the message says why and how to fix it."""
+
+
+def tessdata_candidates() -> list[str]:
+    """Folders that may hold ``*.traineddata``: TESSDATA_PREFIX alone when set."""
+    prefix = os.environ.get("TESSDATA_PREFIX")
+    if prefix:  # an explicit choice: nothing else is looked at
+        return [prefix, os.path.join(prefix, "tessdata")]
+    found: list[str] = []
+    for pattern in _SEARCH:
+        found += sorted(glob.glob(pattern), reverse=True)
+    return found
+
+
+def missing_languages(languages: str, tessdata: str | None) -> list[str]:
+    """The languages (and ``osd`` is not one) without a traineddata file there."""
+    return [
+        lang
+        for lang in languages.split("+")
+        if not tessdata or not os.path.isfile(_data_file(tessdata, lang))
+    ]
+
+
+def find_tessdata(languages: str) -> str | None:
+    """The first candidate folder holding every language asked for, else None."""
+    for folder in tessdata_candidates():
+        if not missing_languages(languages, folder):
+            return folder
+    return None
+
+
+def has_osd(tessdata: str) -> bool:
+    """Orientation detection needs Tesseract's ``osd`` data (tesseract-ocr-osd)."""
+    return os.path.isfile(_data_file(tessdata, "osd"))
+
+
+def unavailable_reason(languages: str, tessdata: str | None = None) -> str | None:
+    """Why OCR cannot run with these languages, with the fix; None when it can."""
+    try:
+        import tesserocr  # noqa: F401
+    except ImportError:
+        return (
+            "OCR is unavailable on this server: the tesserocr package is not "
+            "installed (pip install -r requirements.txt)."
+        )
+    folder = tessdata or find_tessdata(languages)
+    missing = missing_languages(languages, folder)
+    if not missing:
+        return None
+    packages = " ".join(f"tesseract-ocr-{m.lower().replace('_', '-')}" for m in missing)
+    where = os.environ.get("TESSDATA_PREFIX") or "the usual places"
+    return (
+        f"OCR is unavailable on this server: Tesseract's language data for "
+        f"{'+'.join(missing)} is not in {where}. Install it (Debian: apt-get install "
+        f"{packages} tesseract-ocr-osd) or set TESSDATA_PREFIX to a folder holding "
+        f"{missing[0]}.traineddata."
+    )
+
+
+def _data_file(folder: str, language: str) -> str:
+    return os.path.join(folder, f"{language}.traineddata")
+
+
+@dataclass(slots=True)
+class OcrPage:
+    """What Tesseract read on one page image."""
+
+    text: str
+    confidences: list[int] = field(default_factory=list)  # per word, 0..100
+    rotated: int = 0  # degrees the image was turned before reading
+
+    @property
+    def confident_words(self) -> int:
+        return sum(1 for c in self.confidences if c >= _CONFIDENT)
+
+
+class Reader:
+    """Tesseract with the given languages, plus orientation detection if installed."""
+
+    def __init__(self, tessdata: str, languages: str) -> None:
+        import tesserocr
+
+        path = os.path.join(tessdata, "")  # Tesseract wants the trailing separator
+        try:
+            self.api = tesserocr.PyTessBaseAPI(
+                path=path, lang=languages, psm=tesserocr.PSM.AUTO
+            )
+            self.osd = (
+                tesserocr.PyTessBaseAPI(
+                    path=path, lang="osd", psm=tesserocr.PSM.OSD_ONLY
+                )
+                if has_osd(tessdata)
+                else None
+            )
+        except RuntimeError as exc:  # "Failed to init API": unreadable data files
+            raise OcrUnavailable(
+                f"OCR is unavailable on this server: Tesseract could not load its "
+                f"language data for {languages} from {tessdata} ({exc})."
+            ) from exc
+        self.seconds = 0.0  # time spent reading, for the metrics
+
+    def read(self, image: Image.Image) -> OcrPage:
+        """The text on a page image, turned upright first if it lies on its side."""
+        started = time.monotonic()
+        try:
+            image = grey(image)
+            page = self._recognise(image)
+            # Most pages are upright: only a page that read badly pays for the
+            # orientation check (a page on its side reads as a few low-confidence
+            # scraps), and only a better second reading replaces the first.
+            if self.osd is not None and page.confident_words < _SECOND_LOOK_WORDS:
+                angle = self._orientation(image)
+                if angle:
+                    turned = self._recognise(image.rotate(angle, expand=True))
+                    if turned.confident_words > page.confident_words:
+                        turned.rotated = angle
+                        page = turned
+            return page
+        finally:
+            self.seconds += time.monotonic() - started
+
+    def _recognise(self, image: Image.Image) -> OcrPage:
+        self.api.SetImage(image)
+        text = self.api.GetUTF8Text()
+        confidences = [c for c in self.api.AllWordConfidences() if c >= 0]
+        self.api.Clear()
+        text = _BLANK_LINES.sub("\n\n", text).strip()
+        return OcrPage(text, confidences if text else [])
+
+    def _orientation(self, image: Image.Image) -> int:
+        self.osd.SetImage(image)
+        try:
+            found = self.osd.DetectOrientationScript()
+        except RuntimeError:  # too little text to tell
+            found = None
+        finally:
+            self.osd.Clear()
+        if not found or found.get("orient_conf", 0) < 1.0:
+            return 0
+        return int(found["orient_deg"]) % 360
+
+
+_readers: dict[tuple[str, str], Reader] = {}
+
+
+def reader(options: ExtractOptions) -> Reader:
+    """This process's Reader for the options' languages; OcrUnavailable if none."""
+    reason = unavailable_reason(options.ocr_languages, options.tessdata)
+    if reason:
+        raise OcrUnavailable(reason)
+    tessdata = options.tessdata or find_tessdata(options.ocr_languages)
+    key = (tessdata, options.ocr_languages)
+    if key not in _readers:
+        _readers[key] = Reader(*key)
+    return _readers[key]
+
+
+def grey(image: Image.Image) -> Image.Image:
+    """An 8-bit grey image; transparency becomes white paper, not black."""
+    from PIL import Image
+
+    if image.mode == "L":
+        return image
+    if image.mode in ("P", "PA"):
+        image = image.convert("RGBA")
+    if image.mode in ("RGBA", "LA", "RGBa", "La"):
+        paper = Image.new("RGBA", image.size, "white")
+        paper.alpha_composite(image.convert("RGBA"))
+        image = paper
+    elif image.mode.startswith("I"):  # 16/32-bit grey: scale into 8 bits
+        image = image.point(lambda v: v / 256).convert("L")
+    return image.convert("L")
