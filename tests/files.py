@@ -6,9 +6,11 @@ import datetime
 import io
 import struct
 import zipfile
+import zlib
 
 import docx
 from fpdf import FPDF
+from fpdf.enums import TextMode
 from PIL import Image, ImageDraw, ImageFont
 
 FIXED_TIME = (2020, 1, 1, 0, 0, 0)
@@ -194,17 +196,42 @@ def image_bytes(image: Image.Image, fmt: str = "PNG", **params) -> bytes:
     return out.getvalue()
 
 
-def scan_pdf_bytes(pages: list[Image.Image | str]) -> bytes:
+def scan_pdf_bytes(
+    pages: list[Image.Image | str], layers: dict[int, str] | None = None
+) -> bytes:
     """A PDF with a page per item: an image fills its page (a scan), a string is
-    typed text (born-digital), so a list of both makes a mixed PDF."""
+    typed text (born-digital), so a list of both makes a mixed PDF. ``layers``
+    gives scanned pages (by index) an invisible text layer, as scanners' OCR does."""
     pdf = FPDF()
     pdf.set_creation_date(datetime.datetime(*FIXED_TIME, tzinfo=datetime.UTC))
     pdf.set_font("helvetica", size=12)
-    for page in pages:
+    for n, page in enumerate(pages):
         pdf.add_page()
         if isinstance(page, str):
             pdf.multi_cell(0, 10, page)
         else:
             width = min(pdf.epw, pdf.eph * page.width / page.height)
             pdf.image(page, x=pdf.l_margin, y=pdf.t_margin, w=width)
+            if layers and n in layers:
+                pdf.text_mode = TextMode.INVISIBLE
+                pdf.multi_cell(0, 5, layers[n])
+                pdf.text_mode = TextMode.FILL
     return bytes(pdf.output())
+
+
+def bomb_png_bytes(side: int = 10_000) -> bytes:
+    """A PNG of a few hundred bytes that claims side × side pixels: 10,000² is
+    over Pillow's limit (a warning there), 30,000² over twice it (an error)."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        crc = struct.pack(">I", zlib.crc32(kind + data))
+        return struct.pack(">I", len(data)) + kind + data + crc
+
+    header = struct.pack(">IIBBBBB", side, side, 1, 0, 0, 0, 0)  # 1-bit grey
+    rows = zlib.compress((b"\x00" + bytes((side + 7) // 8)) * 16)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", rows)
+        + chunk(b"IEND", b"")
+    )
