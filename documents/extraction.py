@@ -11,7 +11,7 @@ from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast
 
 from documents.extractors.ocr import unavailable_reason
-from jobqueue.models import ExtractionMetric
+from jobqueue.models import ExtractionMetric, QueueItem, Status
 
 RATE_MINUTES = 15  # the dashboard's OCR rate is over this many minutes
 
@@ -26,6 +26,19 @@ def extract_options() -> dict[str, Any]:
         "max_chars": settings.EXTRACTED_TEXT_MAX_CHARS,
         "max_pages": settings.EXTRACTION_MAX_PAGES,
     }
+
+
+def progress_note(document: Any) -> str:
+    """ "12 of 300 pages read." while a long extraction reports progress, else ""."""
+    if document.status != Status.PROCESSING:
+        return ""
+    item = (
+        QueueItem.objects.filter(document=document, status=Status.PROCESSING)
+        .only("status", "started_at", "progress_done", "progress_total", "progress_at")
+        .first()
+    )
+    progress = item.progress if item else None
+    return f"{progress[0]} of {progress[1]} pages read." if progress else ""
 
 
 def ocr_problem() -> str | None:

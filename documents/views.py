@@ -39,6 +39,7 @@ from documents.access import (
     is_operator,
 )
 from documents.archive import zip_stream
+from documents.extraction import progress_note
 from documents.extractors.formats import (
     PDF,
     accept_attribute,
@@ -100,7 +101,9 @@ def _status_json(document: Document) -> dict:
         "id": document.pk,
         "status": document.status,
         "status_label": document.get_status_display(),
-        "status_help": status_help(document.status),
+        "status_help": " ".join(
+            t for t in (status_help(document.status), progress_note(document)) if t
+        ),
         "active": is_active(document.status),
         "error_type": document.error_type or None,
         "error_message": document.error_message or None,
@@ -284,6 +287,7 @@ def document_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "can_reprocess": can_reprocess(request.user, document),
         "text": document.text_start,
         "text_truncated": document.text_length > TEXT_PREVIEW_CHARS,
+        "progress": progress_note(document),
     }
     return render(request, "documents/detail.html", context)
 

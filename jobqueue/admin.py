@@ -111,6 +111,7 @@ class QueueItemAdmin(CheckedActionsMixin):
                 "fields": (
                     ("created_at", "started_at", "finished_at", "updated_at"),
                     ("next_retry_column", "extraction_time_ms", "confidence"),
+                    ("progress_column",),
                 )
             },
         ),
@@ -195,6 +196,14 @@ class QueueItemAdmin(CheckedActionsMixin):
         )
 
     @admin.display(description="Attempt history")
+    @admin.display(description="progress")
+    def progress_column(self, obj: QueueItem) -> str:
+        """Pages done of all, while a long extraction reports them."""
+        progress = obj.progress
+        if progress is None:
+            return "-"
+        return f"{progress[0]} of {progress[1]} pages (at {obj.progress_at:%H:%M:%S})"
+
     def attempt_history(self, obj: QueueItem) -> SafeString | str:
         # Numbered by position: an operator's retry restarts the job's own count, so
         # the rows' ``attempt`` repeats.

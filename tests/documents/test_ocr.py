@@ -247,21 +247,28 @@ def test_without_language_data_a_scan_completes_with_a_note_and_the_dashboard_sa
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_a_long_extraction_gets_time_while_it_progresses_and_a_hang_is_stopped(
-    user, start_worker, queue
+    user, user_client, admin_client, start_worker, queue
 ):
     from tests.jobqueue.test_worker_processes import store
 
-    long_scan = store(user, "long.txt", b"pages:4:1 a scan that takes four seconds")
+    long_scan = store(user, "long.txt", b"pages:6:1 a scan that takes six seconds")
     hang = store(user, "hang.txt", b"hang-after:1 then nothing")
     jobs = [queue.enqueue(long_scan.pk), queue.enqueue(hang.pk)]
     proc = start_worker(
         "--workers", "2", "--timeout", "2.5", "--max-retries", "0", *FAST,
         env={"QUEUE_EXTRACT_FUNCTION": "tests.extractors_for_tests.extract"},
     )  # fmt: skip
+    # Progress shows on the document's page and the admin's item page meanwhile.
+    wait_for(lambda: QueueItem.objects.get(pk=jobs[0]).progress, 30, interval=0.1)
+    page = user_client.get(long_scan.get_absolute_url()).content.decode()
+    admin_page = admin_client.get(
+        reverse("admin:jobqueue_queueitem_change", args=[jobs[0]])
+    ).content.decode()
+    assert " of 6 pages read." in page and " of 6 pages (at " in admin_page
     wait_for(lambda: all_done([long_scan, hang]), 60, interval=0.2)
     done, stopped = QueueItem.objects.get(pk=jobs[0]), QueueItem.objects.get(pk=jobs[1])
     assert done.status == Status.COMPLETED, worker_log(proc)
-    assert done.progress_total == 4 and done.progress_done >= 1
+    assert done.progress_total == 6 and done.progress_done >= 1
     assert stopped.status == Status.FAILED and stopped.error_type == "timeout"
     assert "no progress for 2.5 s after 1 of 3 pages" in stopped.error_message
 
