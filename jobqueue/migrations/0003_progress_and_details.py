@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("jobqueue", "0001_initial"),
+        ("jobqueue", "0002_refused_results"),
     ]
 
     operations = [
