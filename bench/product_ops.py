@@ -7,6 +7,8 @@ prints one JSON object. Actions:
   seed-files --kinds pdf --repeat R | --jobs N
                                corpus files (expect=ok) copied into MEDIA_ROOT as
                                documents, one EXTRACT job each
+  seed-dir DIR                 every file of DIR copied into MEDIA_ROOT as a document
+                               (type detected from its bytes), one EXTRACT job each
   latency --samples S          enqueue one NOOP job at a time into an idle worker;
                                enqueue commit → QueueItem.started_at, in seconds
   verify                       states, attempts, metrics rows, pages, first start, last end
@@ -127,6 +129,36 @@ def seed_files(kinds: list[str], repeat: int, jobs: int | None) -> dict[str, Any
     }
 
 
+def seed_dir(source: Path) -> dict[str, Any]:
+    """Copy the files of a directory into MEDIA_ROOT and queue them."""
+    from django.conf import settings
+
+    from documents.extractors import detect_mime_type
+    from documents.models import Document
+    from jobqueue.services import QueueManager
+
+    target = Path(settings.MEDIA_ROOT) / "documents"
+    target.mkdir(parents=True, exist_ok=True)
+    owner = _user()
+    docs = []
+    for path in sorted(source.iterdir()):
+        name = f"documents/{path.name}"
+        shutil.copyfile(path, Path(settings.MEDIA_ROOT) / name)
+        docs.append(
+            Document(
+                owner=owner,
+                original_filename=path.name,
+                file=name,
+                mime_type=detect_mime_type(path),
+                size=path.stat().st_size,
+                sha256="0" * 64,
+            )
+        )
+    docs = Document.objects.bulk_create(docs)
+    created = QueueManager().enqueue_batch([d.pk for d in docs])
+    return {"jobs": len(created)}
+
+
 def latency(samples: int, gap_min: float, gap_max: float, idle: float) -> dict:
     """One job at a time into an idle worker pool: (enqueue called, enqueue
     returned after its commit, QueueItem.started_at), wall-clock seconds."""
@@ -231,6 +263,7 @@ def main() -> None:
     files.add_argument("--kinds", default="pdf")
     files.add_argument("--repeat", type=int, default=1)
     files.add_argument("--jobs", type=int, default=None)
+    sub.add_parser("seed-dir").add_argument("dir", type=Path)
     lat = sub.add_parser("latency")
     lat.add_argument("--samples", type=int, default=50)
     lat.add_argument("--gap-min", type=float, default=0.2)
@@ -248,6 +281,8 @@ def main() -> None:
             out = seed_noop(args.n)
         elif args.action == "seed-files":
             out = seed_files(args.kinds.split(","), args.repeat, args.jobs)
+        elif args.action == "seed-dir":
+            out = seed_dir(args.dir)
         elif args.action == "latency":
             out = latency(args.samples, args.gap_min, args.gap_max, args.idle)
         else:

@@ -27,8 +27,10 @@ _SEARCH = (
     "/opt/homebrew/share/tessdata",  # macOS (Homebrew)
 )
 LANGUAGES = re.compile(r"^[A-Za-z0-9_]+(\+[A-Za-z0-9_]+)*$")
-_SECOND_LOOK_WORDS = 10  # fewer confident words than this: check the orientation
 _CONFIDENT = 60  # Tesseract word confidence (0..100) we count as a word read
+# A reading with fewer confident words, or a lower mean confidence, may be of a page
+# on its side (sideways text reads as scraps at ~30): check the orientation.
+_SECOND_LOOK_WORDS = 10
 _BLANK_LINES = re.compile(r"\n\s*\n\s*\n+")
 
 
@@ -108,6 +110,13 @@ class OcrPage:
     def confident_words(self) -> int:
         return sum(1 for c in self.confidences if c >= _CONFIDENT)
 
+    @property
+    def doubtful(self) -> bool:
+        """Too little read with confidence: perhaps the page lies on its side."""
+        if self.confident_words < _SECOND_LOOK_WORDS:
+            return True
+        return sum(self.confidences) < _CONFIDENT * len(self.confidences)
+
 
 class Reader:
     """Tesseract with the given languages, plus orientation detection if installed."""
@@ -141,9 +150,8 @@ class Reader:
             image = grey(image)
             page = self._recognise(image)
             # Most pages are upright: only a page that read badly pays for the
-            # orientation check (a page on its side reads as a few low-confidence
-            # scraps), and only a better second reading replaces the first.
-            if self.osd is not None and page.confident_words < _SECOND_LOOK_WORDS:
+            # orientation check, and only a better second reading replaces the first.
+            if self.osd is not None and page.doubtful:
                 angle = self._orientation(image)
                 if angle:
                     turned = self._recognise(image.rotate(angle, expand=True))
