@@ -10,6 +10,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
+from documents.extraction import ocr_problem
 from jobqueue.dashboard import workers_in_state
 from jobqueue.models import WorkerHeartbeat
 
@@ -40,10 +41,17 @@ def workers() -> str:
     return OK if alive else "No live worker: start manage.py process_queue."
 
 
+def ocr() -> str:
+    """Scans and photos can be read: Tesseract and its language data are there
+    (always "ok" with OCR_MODE=never)."""
+    return ocr_problem() or OK
+
+
 READINESS_CHECKS: dict[str, Callable[[], str]] = {
     "database": database,
     "migrations": migrations,
     "workers": workers,
+    "ocr": ocr,
 }
 
 

@@ -67,11 +67,24 @@ def test_readyz_wants_a_live_worker(client):
     WorkerHeartbeat.objects.create(worker_id="host:1:w1")
     response = client.get("/readyz/")
     assert response.status_code == 200
-    assert set(response.json()["checks"].values()) == {"ok"}
+    assert response.json()["checks"] == dict.fromkeys(
+        ["database", "migrations", "workers", "ocr"], "ok"
+    )
 
     # A worker that stopped, or whose heartbeat is old, is not a live one.
     WorkerHeartbeat.objects.update(status=WorkerHeartbeat.State.STOPPED)
     assert client.get("/readyz").status_code == 503
+
+
+@pytest.mark.django_db
+def test_readyz_wants_ocr_data_unless_ocr_is_off(client, settings):
+    WorkerHeartbeat.objects.create(worker_id="host:1:w1")
+    settings.OCR_LANGUAGES = "eng+xyz"  # a language whose data is not installed
+    response = client.get("/readyz")
+    assert response.status_code == 503
+    assert "xyz" in response.json()["checks"]["ocr"]
+    settings.OCR_MODE = "never"
+    assert client.get("/readyz").status_code == 200
 
 
 @pytest.mark.django_db
