@@ -48,13 +48,16 @@ class Format:
         return self.refused_as(self.refusal)
 
 
-def _legacy(key: str, label: str, mime: str, stream: str, app: str, modern: str):
+def _legacy(
+    key: str, label: str, mime: str, streams: tuple[str, ...], app: str, modern: str
+) -> Format:
+    """A 97-2003 Office format: recognised by its OLE2 streams, refused with advice."""
     return Format(
         key=key,
         label=label,
         mime_type=mime,
         extensions=(f".{key}",),
-        ole_streams=(stream,) if key != "xls" else (stream, "Book"),
+        ole_streams=streams,
         refusal=(
             f"This is an old {label} file, which cannot be read; open it in {app} or "
             f"LibreOffice, save it as {modern} and upload that."
@@ -222,12 +225,13 @@ FORMATS: tuple[Format, ...] = (
     MARKDOWN,
     CSV,
     *IMAGES,
-    _legacy("doc", "Word 97-2003 (DOC)", "application/msword", "WordDocument",
+    _legacy("doc", "Word 97-2003 (DOC)", "application/msword", ("WordDocument",),
             "Word", "a Word Document (DOCX)"),
-    _legacy("xls", "Excel 97-2003 (XLS)", "application/vnd.ms-excel", "Workbook",
+    _legacy("xls", "Excel 97-2003 (XLS)", "application/vnd.ms-excel",
+            ("Workbook", "Book"),  # "Book": Excel 5/95
             "Excel", "an Excel Workbook (XLSX)"),
     _legacy("ppt", "PowerPoint 97-2003 (PPT)", "application/vnd.ms-powerpoint",
-            "PowerPoint Document", "PowerPoint", "a PowerPoint Presentation (PPTX)"),
+            ("PowerPoint Document",), "PowerPoint", "a PowerPoint Presentation (PPTX)"),
     Format(
         key="encrypted-office",
         label="password-protected Office document",
