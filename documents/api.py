@@ -6,6 +6,7 @@ the shape of documents/api_errors.py; the schema at /api/schema/ comes from here
 
 from __future__ import annotations
 
+from django.db.models import prefetch_related_objects
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers, status
@@ -161,6 +162,7 @@ class DocumentList(generics.ListAPIView):
 
     def get_queryset(self):
         documents = Document.objects.for_user(self.request.user).defer("text")
+        documents = documents.prefetch_related("tags")
         query = self.query()
         if "status" in query:
             documents = documents.filter(status=query["status"])
@@ -197,6 +199,7 @@ class DocumentList(generics.ListAPIView):
             raise APIValidationError({"q": [str(error)]}) from None
         url = self.request.build_absolute_uri()
         documents = [hit.document for hit in hits[:size]]
+        prefetch_related_objects(documents, "tags")
         return Response(
             {
                 "count": None,

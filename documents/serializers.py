@@ -38,6 +38,15 @@ class DocumentSerializer(serializers.ModelSerializer):
         read_only=True,
         help_text="The uploaded file's name, cleaned.",
     )
+    title = serializers.CharField(
+        read_only=True, help_text="The owner's title; empty when none was given."
+    )
+    tags = serializers.SlugRelatedField(
+        many=True,
+        read_only=True,
+        slug_field="name",
+        help_text="The owner's tags, by name.",
+    )
     status_url = serializers.SerializerMethodField(
         help_text="Where to poll this document's status."
     )
@@ -64,6 +73,8 @@ class DocumentSerializer(serializers.ModelSerializer):
         fields = [
             "id",
             "filename",
+            "title",
+            "tags",
             "status",
             "status_url",
             "mime_type",

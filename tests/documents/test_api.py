@@ -13,7 +13,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from documents.models import Document
+from documents.models import Document, Tag
 from jobqueue.models import ExtractionMetric, QueueItem, Status
 from tests.conftest import grant_operator
 from tests.documents.test_api_errors import assert_error
@@ -56,6 +56,7 @@ def test_the_list_is_paged_newest_first(api, make_document, other_user):
     last = api.get(last["next"]).json()
     assert [d["id"] for d in last["results"]] == [d.pk for d in made[:5][::-1]]
     assert last["next"] is None and "page=2" in last["previous"]
+    assert (last["results"][0]["title"], last["results"][0]["tags"]) == ("", [])
     assert len(api.get(API_URL).json()["results"]) == 20  # the default page
     assert_error(api.get(API_URL, {"page": 9}), 404, "not_found")
 
@@ -103,6 +104,20 @@ def test_the_list_searches_with_filters_and_pages(api, make_document, other_user
     assert second["previous"]
     error = assert_error(api.get(API_URL, {"q": "i*"}), 400, "invalid")
     assert "letters" in error["fields"]["q"][0]
+
+
+def test_title_and_tags_come_with_each_document_in_bounded_queries(
+    api, make_document, user, django_assert_num_queries
+):
+    for n in range(5):
+        document = make_document(name=f"{n}.txt")
+        tag = Tag.objects.create(owner=user, name=f"tag {n}")
+        document.tags.add(tag)
+        Document.objects.filter(pk=document.pk).update(title=f"Title {n}")
+    # Session, user, count, page, tags: the same for 5 documents as for 500.
+    with django_assert_num_queries(5):
+        results = api.get(API_URL).json()["results"]
+    assert [(d["title"], d["tags"]) for d in results][0] == ("Title 4", ["tag 4"])
 
 
 @pytest.mark.parametrize(
