@@ -543,7 +543,8 @@ def _download_zip(request: HttpRequest, ids: list[int]) -> HttpResponse:
     documents = documents.only("pk", "original_filename", "file", "size")
     documents = list(documents.order_by(Lower("original_filename"), "pk"))
     if not documents:
-        raise Http404("None of these documents is yours.")
+        messages.warning(request, "Only your own documents can be downloaded.")
+        return redirect(_back_to_list(request))
     total = sum(d.size for d in documents)
     if total > ZIP_MAX_BYTES:
         messages.error(

@@ -209,15 +209,16 @@ def test_zip_download_refuses_more_than_the_size_bound(
     assert "a download holds at most" in response.content.decode()
 
 
-def test_zip_download_of_someone_elses_documents_is_404(
+def test_zip_download_of_only_someone_elses_documents_says_so(
     client, other_user, make_document
 ):
     doc = make_document()
     client.force_login(other_user)
     response = client.post(
-        reverse("documents:bulk"), {"action": "download", "id": [doc.pk]}
+        reverse("documents:bulk"), {"action": "download", "id": [doc.pk]}, follow=True
     )
-    assert response.status_code == 404
+    assert "Only your own documents can be downloaded." in response.content.decode()
+    assert response.get("Content-Type", "").startswith("text/html")
 
 
 def test_the_list_has_a_selection_form(user_client, make_document):
