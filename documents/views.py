@@ -1,5 +1,5 @@
-"""Pages for people: upload, their documents, one document, search, reprocess, download,
-edit, delete, and actions on many documents at once."""
+"""Pages for people: upload, their documents, one document, search, reprocess, download.
+Editing, deleting, bulk actions and page images are in ``documents.manage_views``."""
 
 from __future__ import annotations
 
@@ -19,15 +19,10 @@ from django.http import (
     HttpRequest,
     HttpResponse,
     JsonResponse,
-    StreamingHttpResponse,
 )
 from django.shortcuts import get_object_or_404, redirect, render
-from django.template.defaultfilters import filesizeformat
-from django.urls import reverse
-from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.http import content_disposition_header
-from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 
 from documents.access import (
@@ -36,9 +31,7 @@ from documents.access import (
     can_delete,
     can_reprocess,
     check_active_jobs,
-    is_operator,
 )
-from documents.archive import zip_stream
 from documents.extraction import progress_note
 from documents.extractors.formats import (
     PDF,
@@ -46,17 +39,14 @@ from documents.extractors.formats import (
     accepted_labels,
     type_choices,
 )
-from documents.forms import DocumentDetailsForm, DocumentFilterForm, UploadForm
+from documents.forms import DocumentFilterForm, UploadForm
 from documents.models import Document, Tag
-from documents.pages import PageUnavailable, page_png
 from documents.search import SearchTooBroad, search_documents
 from documents.services import (
     DuplicateUpload,
     UploadRefused,
     document_create,
-    document_delete,
     document_reprocess,
-    document_update_details,
 )
 from documents.templatetags.documents_tags import (
     error_help,
@@ -82,9 +72,6 @@ SORTS: dict[str, tuple] = {
     "size": ("size", "id"),
     "-size": ("-size", "-id"),
 }
-# Bounds of one bulk action: a page's worth of documents, and what a ZIP may hold.
-MAX_BULK = 100
-ZIP_MAX_BYTES = 1024 * 1024 * 1024
 LIST_FIELDS = (
     "original_filename",
     "title",
@@ -120,7 +107,7 @@ def upload(request: HttpRequest) -> HttpResponse:
     throttle = UploadRateThrottle()
     if not throttle.allow_request(request, None):
         seconds = math.ceil(throttle.wait() or 1)
-        return _refused(
+        return refused_page(
             request,
             f"You have uploaded a lot in a short time. Try again in {seconds} s.",
             headers={"Retry-After": str(seconds)},
@@ -132,7 +119,7 @@ def upload(request: HttpRequest) -> HttpResponse:
     try:
         check_active_jobs(request.user, adding=len(form.cleaned_data["file"]))
     except LimitReached as error:
-        return _refused(request, str(error))
+        return refused_page(request, str(error))
     created, refused = [], []
     for checked in form.cleaned_data["file"]:
         try:
@@ -201,7 +188,7 @@ def upload_page(
     return render(request, "documents/upload.html", context, status=status)
 
 
-def _refused(
+def refused_page(
     request: HttpRequest, message: str, headers: dict[str, str] | None = None
 ) -> HttpResponse:
     """429: over a per-user limit, said in plain words."""
@@ -245,7 +232,6 @@ def document_list(request: HttpRequest) -> HttpResponse:
         "types": sorted(((t, format_label(t)) for t in types), key=lambda t: t[1]),
         "tags": Tag.objects.filter(owner=request.user),
         "any_active": any(is_active(d.status) for d in page),
-        "max_bulk": MAX_BULK,
     }
     return render(request, "documents/list.html", context)
 
@@ -396,7 +382,7 @@ def reprocess(request: HttpRequest, pk: int) -> HttpResponse:
     try:
         check_active_jobs(request.user)
     except LimitReached as error:
-        return _refused(request, str(error))
+        return refused_page(request, str(error))
     if document_reprocess(document=document) is None:
         messages.info(request, f"“{document}” is already queued for reprocessing.")
     else:
@@ -420,158 +406,3 @@ def download(request: HttpRequest, pk: int) -> FileResponse:
         filename=document.original_filename,
         content_type=document.mime_type,
     )
-
-
-@login_required
-def edit(request: HttpRequest, pk: int) -> HttpResponse:
-    """The owner's title and tags for a document (staff may look, not label)."""
-    document = get_object_or_404(Document.objects.filter(owner=request.user), pk=pk)
-    if request.method == "POST":
-        form = DocumentDetailsForm(request.POST)
-        if form.is_valid():
-            document_update_details(
-                document=document,
-                title=form.cleaned_data["title"],
-                tag_names=form.cleaned_data["tags"],
-            )
-            messages.success(request, "The title and tags were saved.")
-            return redirect(document)
-    else:
-        tags = ", ".join(tag.name for tag in document.tags.all())
-        form = DocumentDetailsForm(initial={"title": document.title, "tags": tags})
-    context = {"document": document, "form": form}
-    return render(request, "documents/edit.html", context)
-
-
-def _actionable(user) -> QuerySet:
-    """Documents the user may reprocess or delete: their own; an operator's, all."""
-    if is_operator(user):
-        return Document.objects.all()
-    return Document.objects.filter(owner=user)
-
-
-@login_required
-def delete(request: HttpRequest, pk: int) -> HttpResponse:
-    """Ask first (GET), then delete the document, its file, text and jobs (POST)."""
-    document = get_object_or_404(
-        Document.objects.for_user(request.user).defer("text"), pk=pk
-    )
-    if not can_delete(request.user, document):
-        raise PermissionDenied("Only the owner or an operator may delete a document.")
-    if request.method != "POST":
-        return render(request, "documents/delete.html", {"documents": [document]})
-    name = str(document)
-    document_delete(document=document)
-    messages.success(request, f"“{name}” was deleted.")
-    return redirect("documents:list")
-
-
-@login_required
-@require_POST
-def bulk(request: HttpRequest) -> HttpResponse:
-    """Reprocess, delete (after a confirmation page) or download selected documents."""
-    ids = _selected_ids(request)
-    action = request.POST.get("action", "")
-    if not ids or action not in {"reprocess", "delete", "download"}:
-        messages.warning(request, "Select one or more documents, then an action.")
-        return redirect(_back_to_list(request))
-    if len(ids) > MAX_BULK:
-        messages.error(request, f"At most {MAX_BULK} documents at once, please.")
-        return redirect(_back_to_list(request))
-    if action == "download":
-        return _download_zip(request, ids)
-    documents = _actionable(request.user).filter(pk__in=ids)
-    documents = documents.defer("text").order_by("pk")
-    if action == "reprocess":
-        try:
-            check_active_jobs(request.user, adding=len(documents))
-        except LimitReached as error:
-            return _refused(request, str(error))
-        queued = sum(document_reprocess(document=d) is not None for d in documents)
-        messages.success(
-            request,
-            ngettext(
-                "%(n)d document was queued for reprocessing.",
-                "%(n)d documents were queued for reprocessing.",
-                queued,
-            )
-            % {"n": queued}
-            + _skipped_note(len(documents) - queued),
-        )
-        return redirect(_back_to_list(request))
-    if request.POST.get("confirm") != "yes":
-        context = {
-            "documents": documents,
-            "list_url": _back_to_list(request),
-            "next_query": request.POST.get("next", ""),
-        }
-        return render(request, "documents/delete.html", context)
-    for document in documents:
-        document_delete(document=document)
-    count = len(documents)
-    messages.success(
-        request,
-        ngettext("%(n)d document was deleted.", "%(n)d documents were deleted.", count)
-        % {"n": count},
-    )
-    return redirect(_back_to_list(request))
-
-
-def _selected_ids(request: HttpRequest) -> list[int]:
-    values = request.POST.getlist("id")[: MAX_BULK + 1]
-    return [int(v) for v in values if v.isascii() and v.isdigit() and len(v) < 19]
-
-
-def _back_to_list(request: HttpRequest) -> str:
-    """The list page the action came from (its filters kept), never another site."""
-    query = request.POST.get("next", "")
-    page = reverse("documents:list")
-    return f"{page}{query}" if query.startswith("?") else page
-
-
-def _skipped_note(skipped: int) -> str:
-    if not skipped:
-        return ""
-    return " " + ngettext(
-        "%(n)d was already queued.", "%(n)d were already queued.", skipped
-    ) % {"n": skipped}
-
-
-def _download_zip(request: HttpRequest, ids: list[int]) -> HttpResponse:
-    # Only the person's own files, even for staff: a ZIP is not the place to audit.
-    documents = Document.objects.filter(owner=request.user, pk__in=ids)
-    documents = documents.only("pk", "original_filename", "file", "size")
-    documents = list(documents.order_by(Lower("original_filename"), "pk"))
-    if not documents:
-        messages.warning(request, "Only your own documents can be downloaded.")
-        return redirect(_back_to_list(request))
-    total = sum(d.size for d in documents)
-    if total > ZIP_MAX_BYTES:
-        messages.error(
-            request,
-            f"These files come to {filesizeformat(total)}; a download holds at most "
-            f"{filesizeformat(ZIP_MAX_BYTES)}. Select fewer.",
-        )
-        return redirect(_back_to_list(request))
-    response = StreamingHttpResponse(
-        zip_stream(documents), content_type="application/zip"
-    )
-    stamp = timezone.localtime().strftime("%Y-%m-%d-%H%M")
-    response["Content-Disposition"] = f'attachment; filename="documents-{stamp}.zip"'
-    return response
-
-
-@login_required
-@require_GET
-def page_image(request: HttpRequest, pk: int, number: int) -> FileResponse:
-    """One page of the owner's PDF as a PNG (drawn once, then kept)."""
-    documents = Document.objects.filter(owner=request.user, mime_type=PDF.mime_type)
-    document = get_object_or_404(documents.defer("text"), pk=pk)
-    try:
-        name = page_png(document, number)
-    except PageUnavailable as error:
-        raise Http404(str(error)) from None
-    response = FileResponse(document.file.storage.open(name), content_type="image/png")
-    # Private to the owner; the image never changes for this file and page.
-    response["Cache-Control"] = "private, max-age=86400"
-    return response

@@ -13,9 +13,9 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
+from documents.manage_views import MAX_BULK
 from documents.models import Document, Tag
 from documents.services import document_delete
-from documents.views import MAX_BULK
 from jobqueue.models import ErrorType, QueueControl, QueueItem, Status
 from jobqueue.services import QueueManager
 
@@ -201,7 +201,7 @@ def test_zip_download_names_files_that_are_gone(user_client, make_document):
 def test_zip_download_refuses_more_than_the_size_bound(
     user_client, make_document, monkeypatch
 ):
-    monkeypatch.setattr("documents.views.ZIP_MAX_BYTES", 5)
+    monkeypatch.setattr("documents.manage_views.ZIP_MAX_BYTES", 5)
     doc = make_document(b"more than five bytes")
     response = user_client.post(
         reverse("documents:bulk"), {"action": "download", "id": [doc.pk]}, follow=True
