@@ -1,7 +1,7 @@
 """Line-end hyphenation on the real corpus: how many "x-\\ny" breaks are joined, kept
 as real hyphens, or left alone, and whether real hyphens survive.
 
-    .venv/bin/python bench/hyphenation.py            # CORPUS_DIR overrides ../shared/corpus
+    .venv/bin/python bench/hyphenation.py   # CORPUS_DIR, OCR_LANGUAGES (eng) as the product
 
 Every corpus file that must yield text is extracted once (PDF engine "auto"), then the
 breaks of its raw text are classified as documents.extractors.hyphens decides them.
@@ -29,6 +29,7 @@ from documents.extractors import (  # noqa: E402
 
 CORPUS = Path(os.environ.get("CORPUS_DIR") or REPO.parent / "shared" / "corpus")
 ANY_BREAK = re.compile(r"\w-\n\w")  # the issue's count: any "x-\ny"
+LANGUAGES = os.environ.get("OCR_LANGUAGES", "eng")  # the word lists, as the product
 REAL_HYPHEN = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)+")  # in-line compounds
 
 
@@ -39,8 +40,8 @@ def main() -> None:
     samples: dict[str, list[str]] = {}
     seconds: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
     t0 = time.perf_counter()
-    hyphens.english_words()
-    print(f"English word list loaded in {time.perf_counter() - t0:.2f} s")
+    words = hyphens.dictionary(LANGUAGES)
+    print(f"Word lists ({LANGUAGES}) loaded in {time.perf_counter() - t0:.2f} s")
     for row in rows:
         path = CORPUS / row["path"]
         # The extractor's own text, before the registry joins anything.
@@ -55,13 +56,13 @@ def main() -> None:
             raw, {f for *_, h, t in found for f in hyphens.forms(h, t)}
         )
         for start, end, head, tail in found:
-            _, outcome = hyphens.mend(head, tail, uses)
+            _, outcome = hyphens.mend(head, tail, uses, words)
             totals[outcome] += 1
             examples = samples.setdefault(outcome, [])
             if len(examples) < 60:
                 examples.append(raw[start:end].replace("\n", "⏎"))
         t0 = time.perf_counter()
-        fixed = hyphens.join_hyphenated(raw)
+        fixed = hyphens.join_hyphenated(raw, LANGUAGES)
         seconds[row["kind"]][1] += time.perf_counter() - t0
         totals["any x-\\ny after"] += len(ANY_BREAK.findall(fixed))
         # Compounds written on one line must come out unchanged.

@@ -2,8 +2,9 @@
 "compile"), while real hyphens stay ("e-mail", "state-of-the-art").
 
 A break takes the form the document itself uses more often elsewhere, hyphenated
-("e-mail") or joined (any language); failing that, it is joined when pyspellchecker's
-English word list knows the joined word. Anything else is left exactly as extracted.
+("e-mail") or joined (any language); failing that, it is joined when a pyspellchecker
+word list of the documents' languages (OCR_LANGUAGES) knows the joined word. Anything
+else is left exactly as extracted.
 """
 
 from __future__ import annotations
@@ -27,24 +28,37 @@ _SEPARATORS = bytes.maketrans(
     b" " * sum(1 for c in range(128) if not (chr(c).isalpha() or chr(c) == "-")),
 )
 _COUNT_EACH_UP_TO = 64  # forms; past that, counting every word once is cheaper
+# Tesseract's language codes (OCR_LANGUAGES) -> pyspellchecker's word lists.
+_WORD_LISTS = {
+    "eng": "en", "deu": "de", "fra": "fr", "spa": "es", "ita": "it", "por": "pt",
+    "nld": "nl", "rus": "ru", "lav": "lv", "eus": "eu", "fas": "fa", "ara": "ar",
+}  # fmt: skip
 
 
-@cache
-def english_words() -> frozenset[str]:
-    """pyspellchecker's English word list (lower case), loaded once per process."""
-    resource = files("spellchecker") / "resources" / "en.json.gz"
+def _word_list(language: str) -> frozenset[str]:
+    resource = files("spellchecker") / "resources" / f"{language}.json.gz"
     return frozenset(json.loads(gzip.decompress(resource.read_bytes())))
 
 
-def join_hyphenated(text: str) -> str:
+@cache
+def dictionary(languages: str = "eng") -> frozenset[str]:
+    """The words (lower case) of the documents' languages ("eng+deu"), loaded once per
+    process; English when none of them has a list."""
+    names = [_WORD_LISTS[code] for code in languages.split("+") if code in _WORD_LISTS]
+    lists = [_word_list(name) for name in dict.fromkeys(names or ["en"])]
+    return lists[0] if len(lists) == 1 else frozenset().union(*lists)
+
+
+def join_hyphenated(text: str, languages: str = "eng") -> str:
     """The text with line-end hyphenation undone where the joined word is a word."""
     found = list(breaks(text))
     if not found:
         return text
     uses = usage(text, {form for *_, head, tail in found for form in forms(head, tail)})
+    words = dictionary(languages)
     pieces, done = [], 0
     for start, end, head, tail in found:
-        mended, _ = mend(head, tail, uses)
+        mended, _ = mend(head, tail, uses, words)
         pieces += [text[done:start], text[start:end] if mended is None else mended]
         done = end
     pieces.append(text[done:])
@@ -89,7 +103,9 @@ def usage(text: str, wanted: set[str]) -> dict[str, int]:
     return {form: data.count(b" " + form.encode() + b" ") for form in wanted}
 
 
-def mend(head: str, tail: str, uses: Mapping[str, int]) -> tuple[str | None, str]:
+def mend(
+    head: str, tail: str, uses: Mapping[str, int], words: frozenset[str]
+) -> tuple[str | None, str]:
     """What becomes of one break "head-\ntail" (None: left as it is), and why."""
     if not tail[0].islower():
         return None, "left"  # "Anglo-\nSaxon": a name, not a broken word
@@ -99,6 +115,6 @@ def mend(head: str, tail: str, uses: Mapping[str, int]) -> tuple[str | None, str
         return f"{head}-{tail}", "hyphen kept"
     if uses[joined]:
         return head + tail, "joined (document)"
-    if joined in english_words():
+    if joined in words:
         return head + tail, "joined (dictionary)"
     return None, "left"

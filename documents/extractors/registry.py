@@ -87,7 +87,7 @@ def extract(
 def _finish(result: ExtractionResult, options: ExtractOptions) -> ExtractionResult:
     """Where text leaves the extractors: line-end hyphenation undone, and the limit
     holding whatever the extractor did."""
-    text = join_hyphenated(result.text)
+    text = join_hyphenated(result.text, options.ocr_languages)
     note = result.note
     if len(text) > options.max_chars:
         text = text[: options.max_chars]

@@ -51,6 +51,13 @@ def test_line_end_hyphens_are_joined_only_into_words(text: str, expected: str) -
     assert join_hyphenated(text) == expected
 
 
+def test_the_word_lists_follow_the_documents_languages() -> None:
+    text = "mit unterschiedli-\nchem Ergebnis"
+    assert join_hyphenated(text, "eng") == text  # no German list, no evidence
+    assert join_hyphenated(text, "eng+deu") == "mit unterschiedlichem Ergebnis"
+    assert join_hyphenated("We com-\npile.", "xyz") == "We compile."  # English fallback
+
+
 def test_extracted_text_comes_out_joined_from_every_format(tmp_path: Path) -> None:
     pdf = FPDF()
     pdf.set_font("Helvetica", size=12)
