@@ -448,14 +448,14 @@ def machine() -> str:
     return f"{os.cpu_count()} cores ({cpu}), {mem:.0f} GiB RAM, Python {sys.version.split()[0]}"
 
 
-def record(title: str, body: str) -> None:
-    """Put ``### title`` with ``body`` under ``## Queue`` in RESULTS.md, replacing the
+def record(title: str, body: str, part: str = "Queue") -> None:
+    """Put ``### title`` with ``body`` under ``## part`` in RESULTS.md, replacing the
     previous figures of that section and leaving everything else as it was."""
     text = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n"
     lines = text.splitlines(keepends=True)
-    heads = [i for i, line in enumerate(lines) if line.rstrip() == "## Queue"]
+    heads = [i for i, line in enumerate(lines) if line.rstrip() == f"## {part}"]
     if not heads:
-        lines += ["\n", "## Queue\n"]
+        lines += ["\n", f"## {part}\n"]
         heads = [len(lines) - 1]
     start = heads[0]
     end = next(

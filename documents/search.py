@@ -194,6 +194,8 @@ def highlight(snippet: str) -> SafeString:
 
 def _fold(word: str) -> str:
     """Case and accents folded, as FTS5's unicode61 (remove_diacritics 2) does."""
+    if word.isascii():
+        return word.lower()  # most words, and ten times faster than normalising
     decomposed = unicodedata.normalize("NFKD", word.casefold())
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
