@@ -172,36 +172,31 @@ def child(vendor: str, url: str, docs: int, kb: int, repeat: int) -> None:
     )
 
 
-def report(runs: list[dict], load_before: float, revision: tuple[str, str]) -> str:
-    parts = [
-        common.header(load_before, revision),
-        f"Command: `{common.command_line()}`",
-    ]
-    for run in runs:
-        rows = [
-            (
-                r["kind"],
-                f"`{r['example']}`",
-                r["n"],
-                common.fmt(r["p50"], 1),
-                common.fmt(r["p95"], 1),
-                common.fmt(r["max"], 1),
-                ", ".join(f"{k} {v}" for k, v in r["outcomes"].items() if v),
-            )
-            for r in run["results"]
-        ]
-        parts.append(
-            f"**{run['vendor']}**: {run['docs']:,} documents, "
-            f"{run['chars'] / 2**30:.2f} GiB of text (built in "
-            f"{run['build_seconds']:.0f} s); time limit {run['timeout']} s, minimum "
-            f"prefix {run['min_prefix']} letters. Milliseconds per search (page of 20):"
+def report(run: dict, load_before: float, revision: tuple[str, str]) -> str:
+    rows = [
+        (
+            r["kind"],
+            f"`{r['example']}`",
+            r["n"],
+            common.fmt(r["p50"], 1),
+            common.fmt(r["p95"], 1),
+            common.fmt(r["max"], 1),
+            ", ".join(f"{k} {v}" for k, v in r["outcomes"].items() if v),
         )
-        parts.append(
+        for r in run["results"]
+    ]
+    return "\n\n".join(
+        [
+            common.header(load_before, revision),
+            f"Command: `{common.command_line()}`",
+            f"{run['docs']:,} documents, {run['chars'] / 2**30:.2f} GiB of text (built "
+            f"in {run['build_seconds']:.0f} s); time limit {run['timeout']} s, minimum "
+            f"prefix {run['min_prefix']} letters. Milliseconds per search (a page of 20):",
             common.md_table(
                 ("query", "example", "n", "p50", "p95", "max", "outcome"), rows
-            )
-        )
-    return "\n\n".join(parts)
+            ),
+        ]
+    )
 
 
 def main() -> None:
@@ -251,10 +246,11 @@ def main() -> None:
             db.drop()
         runs.append(json.loads(out.strip().splitlines()[-1]))
         print(json.dumps(runs[-1], indent=1))
-    text = report(runs, load_before, revision)
-    print(text)
-    if not args.no_record:
-        common.record("Search latency (search_bench.py)", text, part="Search")
+        text = report(runs[-1], load_before, revision)
+        print(text)
+        if not args.no_record:
+            title = f"Search latency, {vendor} (search_bench.py)"
+            common.record(title, text, part="Search")
 
 
 if __name__ == "__main__":

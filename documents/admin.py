@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from axes.admin import AccessAttemptAdmin
+from axes.models import AccessAttempt
 from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.template.defaultfilters import filesizeformat
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.translation import ngettext
@@ -18,14 +21,13 @@ from knox.settings import CONSTANTS
 
 from documents.models import Document
 from documents.services import document_delete, document_reprocess
-from jobqueue.admin_input import CheckedActionsMixin
 from jobqueue.dashboard import status_badge
 
 PREVIEW_CHARS = 500
 
 
 @admin.register(Document)
-class DocumentAdmin(CheckedActionsMixin):
+class DocumentAdmin(admin.ModelAdmin):
     """Uploaded documents; read-only here, reprocessed through the queue."""
 
     list_display = (
@@ -189,7 +191,7 @@ admin.site.unregister(AuthToken)
 
 
 @admin.register(AuthToken)
-class TokenAdmin(CheckedActionsMixin):
+class TokenAdmin(admin.ModelAdmin):
     """API tokens, listed by their first characters only: the key is stored hashed,
     shown once when the token is made, and revoked by deleting the token."""
 
@@ -229,3 +231,20 @@ class TokenAdmin(CheckedActionsMixin):
             "stored, so it cannot be shown again.",
             messages.WARNING,
         )
+
+
+admin.site.unregister(AccessAttempt)
+
+
+@admin.register(AccessAttempt)
+class LoginAttemptAdmin(AccessAttemptAdmin):
+    """django-axes' admin, with its clean-up action working outside a login request."""
+
+    @admin.action(description="Clean up expired attempts")
+    def cleanup_expired_attempts(
+        self, request: HttpRequest, queryset: QuerySet
+    ) -> None:
+        # axes computes the cut-off from the time its login handler stamps on the
+        # request; an admin request has no stamp (AttributeError, a 500).
+        request.axes_attempt_time = timezone.now()
+        super().cleanup_expired_attempts(request, queryset)

@@ -41,6 +41,7 @@ SNIPPET_WINDOW_CHARS = 50_000
 # Deeper pages cost an ever larger OFFSET (and beyond 2**63 the databases refuse it);
 # nobody reads past the thousandth hit.
 MAX_OFFSET = 1000
+POSTGRES_MAX_RANKED = 1000
 # SQLite calls the progress handler every this many virtual-machine instructions.
 PROGRESS_STEPS = 10_000
 # PostgreSQL's SQLSTATE for a statement cancelled by statement_timeout.
@@ -318,19 +319,30 @@ def _postgres_rows(
 ) -> list:
     tsquery, params = postgres_tsquery(parsed)
     where, filter_params = filters
+    # Ranking reads each candidate's whole tsvector from TOAST; over 1 GB a word in
+    # every document cannot be ranked in time. So a broad query ranks its newest
+    # POSTGRES_MAX_RANKED matches (the index finds them without reading the vectors).
     # The weights {D,C,B,A} score the text (B) alone; normalisation 1 divides by
     # log(length), so long documents do not win by size.
     sql = f"""
-        WITH q AS (SELECT {tsquery} AS query)
-        SELECT d.id,
-               ts_filter(d.search_vector, '{{a}}') @@ q.query AS in_name,
-               ts_rank('{{0, 0, 1, 0}}', d.search_vector, q.query, 1) AS score
-        FROM documents_document d, q
-        WHERE d.search_vector @@ q.query {where}
-        ORDER BY in_name DESC, score DESC, d.id DESC
+        WITH q AS (SELECT {tsquery} AS query),
+        candidates AS (
+            SELECT d.id, d.search_vector
+            FROM documents_document d, q
+            WHERE d.search_vector @@ q.query {where}
+            ORDER BY d.id DESC
+            LIMIT %s
+        )
+        SELECT c.id,
+               ts_filter(c.search_vector, '{{a}}') @@ q.query AS in_name,
+               ts_rank('{{0, 0, 1, 0}}', c.search_vector, q.query, 1) AS score
+        FROM candidates c, q
+        ORDER BY in_name DESC, score DESC, c.id DESC
         LIMIT %s OFFSET %s"""  # noqa: S608 - SQL built from our own fragments
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*params, *filter_params, limit, offset])
+        cursor.execute(
+            sql, [*params, *filter_params, POSTGRES_MAX_RANKED, limit, offset]
+        )
         return cursor.fetchall()
 
 

@@ -29,7 +29,6 @@ from jobqueue import (
     admin_monitoring,  # noqa: F401 - registers workers and metrics
     dashboard,
 )
-from jobqueue.admin_input import CheckedActionsMixin
 from jobqueue.dashboard import badge, document_link, short_duration, status_badge
 from jobqueue.models import (
     ACTIVE_STATUSES,
@@ -73,7 +72,7 @@ class RetryDueFilter(admin.SimpleListFilter):
 
 
 @admin.register(QueueItem)
-class QueueItemAdmin(CheckedActionsMixin):
+class QueueItemAdmin(admin.ModelAdmin):
     """Queue items: read-only records, changed only through the queue's actions."""
 
     list_display = (

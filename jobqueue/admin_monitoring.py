@@ -13,7 +13,6 @@ from django.utils.safestring import SafeString
 from django.utils.translation import ngettext
 
 from jobqueue import dashboard
-from jobqueue.admin_input import CheckedActionsMixin
 from jobqueue.dashboard import badge, document_link, job_link, short_duration
 from jobqueue.models import ExtractionMetric, WorkerHeartbeat
 from jobqueue.services import QueueManager
@@ -37,7 +36,7 @@ class WorkerStateFilter(admin.SimpleListFilter):
 
 
 @admin.register(WorkerHeartbeat)
-class WorkerHeartbeatAdmin(CheckedActionsMixin):
+class WorkerHeartbeatAdmin(admin.ModelAdmin):
     """Worker threads and their last sign of life."""
 
     list_display = (

@@ -9,6 +9,7 @@ import pytest
 from django.db import connection, connections
 from django.urls import reverse
 
+from documents import search
 from documents.search import SearchTooBroad, search_documents
 from jobqueue.models import Status
 from tests.documents.test_search import make_text_document, names
@@ -134,3 +135,16 @@ def test_filters_combine_with_the_query(user, user_client, many):
         reverse("documents:search"), {"q": "common", "status": "x", "type": "y/z"}
     )
     assert len(response.context["hits"]) == 20
+
+
+def test_postgres_ranks_the_newest_matches_of_a_broad_query(monkeypatch, user, many):
+    """PostgreSQL ranks at most POSTGRES_MAX_RANKED matches (the newest): ranking
+    reads each whole tsvector. SQLite's bm25 reads only the index and ranks all."""
+    monkeypatch.setattr(search, "POSTGRES_MAX_RANKED", 10)
+    hits = search_documents(user, "common", limit=50)
+    if connection.vendor == "postgresql":
+        assert sorted(h.document.original_filename for h in hits) == sorted(
+            f"doc-{i:02}.{'pdf' if i % 3 == 0 else 'txt'}" for i in range(35, 45)
+        )
+    else:
+        assert len(hits) == 45
