@@ -14,7 +14,6 @@ from typing import Any
 
 from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.db.models import Avg, Count, Exists, F, Min, OuterRef, Q, Subquery
-from django.utils import timezone
 
 from documents.models import Document
 from jobqueue import retry, sql
@@ -70,7 +69,7 @@ class QueueManager:
     ) -> list[int]:
         """Queue many documents in one transaction; returns the ids of new jobs."""
         ids = list(dict.fromkeys(attachment_ids))
-        now = timezone.now()
+        now = db_now()  # the database clock orders jobs, whoever enqueues
         with transaction.atomic():
             # Conflicts with active items are skipped by the database (INSERT OR IGNORE /
             # ON CONFLICT DO NOTHING), so a concurrent enqueue cannot make a duplicate.
@@ -105,7 +104,7 @@ class QueueManager:
     def _enqueue(
         self, document_id: int, operation: str, priority: int, deduplicate: bool
     ) -> int | None:
-        now = timezone.now()
+        now = db_now()
         try:
             with transaction.atomic():
                 item = QueueItem.objects.create(

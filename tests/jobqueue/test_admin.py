@@ -386,6 +386,8 @@ def test_dashboard_shows_counts_charts_failures_and_workers(admin_client, make_i
         error_type=ErrorType.CORRUPTION,
         created_at=now - timedelta(hours=5),
     )
+    # A late result that fencing refused: shown as refused, never as completed.
+    ExtractionMetric.objects.create(job=job, outcome="refused", created_at=now)
     WorkerHeartbeat.objects.create(worker_id="live-1", current_job=job)
     WorkerHeartbeat.objects.create(
         worker_id="gone-1", last_heartbeat=now - timedelta(hours=1)
@@ -403,6 +405,8 @@ def test_dashboard_shows_counts_charts_failures_and_workers(admin_client, make_i
     assert page.count('<svg class="queue-chart"') == 2
     assert ": 1 completed, 0 failed</title>" in page
     assert ctx["avg_hour_ms"] == 200
+    assert ctx["stats"]["refused_24h"] == 1
+    assert "late results refused (24 h)" in page
     assert [
         (r["value"], r["attempts"], r["failed_now"]) for r in ctx["failure_types"]
     ] == [("corruption", 1, 1)]
