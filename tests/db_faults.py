@@ -35,7 +35,12 @@ def terminate_backends(url: str, spare: Iterable[int] = ()) -> int:
 def hold_pg_lock(url: str, tables: Iterable[str], seconds: float) -> None:
     """Lock ``tables`` exclusively (reads and writes wait) for ``seconds``."""
     with psycopg.connect(url) as conn:
-        conn.execute(f"LOCK TABLE {', '.join(tables)} IN ACCESS EXCLUSIVE MODE")
+        while True:
+            try:
+                conn.execute(f"LOCK TABLE {', '.join(tables)} IN ACCESS EXCLUSIVE MODE")
+                break
+            except psycopg.errors.DeadlockDetected:
+                conn.rollback()  # a worker held one table and wanted the other
         time.sleep(seconds)
         conn.rollback()
 
