@@ -14,6 +14,7 @@ from typing import Any
 
 from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.db.models import Avg, Count, Exists, F, Min, OuterRef, Q, Subquery
+from django.utils import timezone
 
 from documents.models import Document
 from jobqueue import retry, sql
@@ -69,7 +70,9 @@ class QueueManager:
     ) -> list[int]:
         """Queue many documents in one transaction; returns the ids of new jobs."""
         ids = list(dict.fromkeys(attachment_ids))
-        now = db_now()  # the database clock orders jobs, whoever enqueues
+        # The enqueuer's clock, to the microsecond: it only orders the jobs, and it
+        # tells this batch's rows from others (the database's clock has milliseconds).
+        now = timezone.now()
         with transaction.atomic():
             # Conflicts with active items are skipped by the database (INSERT OR IGNORE /
             # ON CONFLICT DO NOTHING), so a concurrent enqueue cannot make a duplicate.
