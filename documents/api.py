@@ -28,9 +28,11 @@ from documents.access import (
     check_active_jobs,
 )
 from documents.extractors.formats import READABLE, by_mime_type
+from documents.forms import DocumentDetailsForm
 from documents.models import Document
 from documents.search import SearchTooBroad, search_documents
 from documents.serializers import (
+    DetailsSerializer,
     DocumentDetailSerializer,
     DocumentSerializer,
     PrioritySerializer,
@@ -42,6 +44,7 @@ from documents.services import (
     document_create,
     document_delete,
     document_reprocess,
+    document_update_details,
 )
 from jobqueue.models import Status
 
@@ -260,11 +263,33 @@ class DocumentDetail(generics.GenericAPIView):
         """
         document = _document(request, pk)
         if not can_delete(request.user, document):
-            raise PermissionDenied(
-                "Only the owner or staff with the delete permission may delete it."
-            )
+            raise PermissionDenied("Only the owner or a queue operator may delete it.")
         document_delete(document=document)
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(request=DetailsSerializer, responses=DocumentSerializer)
+    def patch(self, request: Request, pk: int) -> Response:
+        """Set the owner's title and tags (either or both); answers the document."""
+        document = _document(request, pk)
+        if document.owner_id != request.user.pk:
+            raise PermissionDenied("Only the owner may set its title and tags.")
+        body = DetailsSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        changes = body.validated_data
+        tags = changes.get("tags", [tag.name for tag in document.tags.all()])
+        # The page's form holds the rules (lengths, how many, duplicates): one home.
+        form = DocumentDetailsForm(
+            {"title": changes.get("title", document.title), "tags": ", ".join(tags)}
+        )
+        if not form.is_valid():
+            raise APIValidationError(form.errors)
+        document_update_details(
+            document=document,
+            title=form.cleaned_data["title"],
+            tag_names=form.cleaned_data["tags"],
+        )
+        document.refresh_from_db(fields=["title", "updated_at"])
+        return Response(DocumentSerializer(document, context={"request": request}).data)
 
 
 class DocumentReprocess(generics.GenericAPIView):

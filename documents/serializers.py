@@ -165,3 +165,23 @@ class UploadSerializer(PrioritySerializer):
             return check_upload(upload)
         except ValidationError as error:
             raise serializers.ValidationError(error.messages) from None
+
+
+class DetailsSerializer(serializers.Serializer):
+    """The owner's title and tags; send either or both."""
+
+    title = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        help_text="Shown instead of the file name; empty to use the file name.",
+    )
+    tags = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="Every tag the document should have (replaces them), by name.",
+    )
+
+    def validate_tags(self, names: list[str]) -> list[str]:
+        if any("," in name for name in names):
+            raise serializers.ValidationError("A tag cannot contain a comma.")
+        return names

@@ -185,6 +185,54 @@ def test_deleting_a_document_in_processing_refuses_the_late_result(
     assert not ExtractionMetric.objects.exists()
 
 
+# --- Title and tags -----------------------------------------------------------------
+
+
+def test_the_owner_sets_title_and_tags(api, make_document, other_user, staff_user):
+    document = make_document()
+    url = f"{API_URL}{document.pk}/"
+    response = api.patch(
+        url,
+        {"title": "  May  invoice ", "tags": ["Bills", "bills", "2026"]},
+        content_type="application/json",
+    )
+    assert response.status_code == 200
+    assert (response.json()["title"], response.json()["tags"]) == (
+        "May invoice",
+        ["2026", "Bills"],
+    )
+    response = api.patch(url, {"tags": []}, content_type="application/json")
+    assert (response.json()["title"], response.json()["tags"]) == ("May invoice", [])
+    assert not Tag.objects.exists()  # a tag no document carries goes
+
+    error = assert_error(
+        api.patch(url, {"tags": ["x" * 51]}, content_type="application/json"),
+        400,
+        "invalid",
+    )
+    assert "longer than 50" in error["fields"]["tags"][0]
+    error = assert_error(
+        api.patch(url, {"title": "t" * 256}, content_type="application/json"),
+        400,
+        "invalid",
+    )
+    assert list(error["fields"]) == ["title"]
+    assert_error(
+        logged_in(staff_user).patch(
+            url, {"title": "x"}, content_type="application/json"
+        ),
+        403,
+        "permission_denied",
+    )
+    assert_error(
+        logged_in(other_user).patch(
+            url, {"title": "x"}, content_type="application/json"
+        ),
+        404,
+        "not_found",
+    )
+
+
 # --- Schema and docs -----------------------------------------------------------------
 
 
@@ -194,7 +242,7 @@ def test_the_schema_validates_and_describes_every_endpoint(tmp_path):
     schema = yaml.safe_load(out.read_text())
     assert {path: sorted(ops) for path, ops in schema["paths"].items()} == {
         "/api/documents/": ["get", "post"],
-        "/api/documents/{id}/": ["delete", "get"],
+        "/api/documents/{id}/": ["delete", "get", "patch"],
         "/api/documents/{id}/reprocess/": ["post"],
     }
     schemes = schema["components"]["securitySchemes"]

@@ -85,7 +85,7 @@ def test_wrong_method_is_405(api, make_document):
     pk = make_document().pk
     for method, url in [
         ("put", API_URL),
-        ("patch", f"{API_URL}{pk}/"),
+        ("put", f"{API_URL}{pk}/"),
         ("get", f"{API_URL}{pk}/reprocess/"),
     ]:
         assert_error(getattr(api, method)(url), 405, "method_not_allowed")
