@@ -46,7 +46,7 @@ run: install-system $(VENV)/.installed .env
 	$(PY) manage.py process_queue & workers=$$!; \
 	$(VENV)/bin/gunicorn --config config/gunicorn.conf.py --bind $(HOST):$(PORT)
 
-test: $(VENV)/.installed-dev
+test: install-system $(VENV)/.installed-dev
 	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory test-sqlite
 	@if [ -n "$$DATABASE_URL" ] || $(PY) -c "import socket; socket.create_connection(('127.0.0.1', 5432), 2)" 2>/dev/null; then \
