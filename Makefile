@@ -66,6 +66,7 @@ test-postgres: $(VENV)/.installed-dev
 lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
 
 format: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check --fix .

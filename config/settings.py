@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",  # Swagger UI's files, served here: no CDN
     "csp",
     "axes",
+    "django_tasks",
     "documents",
     "jobqueue",
     "ops",
@@ -154,6 +155,8 @@ DATA_UPLOAD_MAX_NUMBER_FILES = MAX_UPLOAD_FILES + 1
 # --- Queue and workers ----------------------------------------------------
 QUEUE_WORKERS = env.int("QUEUE_WORKERS", default=2)
 QUEUE_MAX_RETRIES = env.int("QUEUE_MAX_RETRIES", default=3)
+# Django's tasks (@task) run on this queue, in any named queue (QUEUES empty).
+TASKS = {"default": {"BACKEND": "jobqueue.tasks.QueueBackend", "QUEUES": []}}
 QUEUE_EXTRACTION_TIMEOUT = env.float("QUEUE_EXTRACTION_TIMEOUT", default=300.0)
 QUEUE_HEARTBEAT_INTERVAL = env.float("QUEUE_HEARTBEAT_INTERVAL", default=10.0)
 QUEUE_POLL_INTERVAL = env.float("QUEUE_POLL_INTERVAL", default=1.0)

@@ -9,4 +9,7 @@ class DocumentsConfig(AppConfig):
         from documents import (
             api_schema,  # noqa: F401 - registers the token scheme
             checks,  # noqa: F401 - registers the system checks
+            jobs,
         )
+
+        jobs.register()

@@ -1,4 +1,4 @@
-"""What runs inside an extraction child process. Kept free of Django so children
+"""What runs inside a job's child process. Kept free of Django so children
 start fast and hold no database connection."""
 
 from __future__ import annotations
@@ -13,13 +13,19 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from documents.extractors.base import classify
+
+class JobFailed(Exception):  # noqa: N818 - the attempt's outcome, as data
+    """Raised by a kind's child function: the attempt failed with this error type."""
+
+    def __init__(self, error_type: str, message: str) -> None:
+        super().__init__(message)
+        self.error_type = error_type
 
 
 def init_child(megabytes: int, parent_pid: int) -> None:
     """Pool initializer: cap the child's address space, so a parser that explodes
     raises MemoryError (or dies) in the child instead of starving the host. Ctrl+C is
-    the parent's to handle: it lets current extractions finish. The child dies with
+    the parent's to handle: it lets current jobs finish. The child dies with
     the process that asked for it (``parent_pid``)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with(parent_pid)
@@ -62,30 +68,24 @@ def _exists(pid: int) -> bool:
     return True
 
 
-def run_extraction(
-    function_path: str,
-    path: str,
-    mime_type: str,
-    options: dict[str, Any],
-    progress_path: str | None = None,
+def run_job(
+    function_path: str, kwargs: dict[str, Any], progress_path: str | None = None
 ) -> tuple[str, Any, str]:
-    """Extract one file; failures come back as data (error type, message), because
-    arbitrary parser exceptions do not always survive pickling. A long extraction
-    reports its progress (done, total) in the file at ``progress_path``."""
+    """Run one attempt; failures come back as data (error type, message), because
+    arbitrary exceptions do not always survive pickling. With ``progress_path``, the
+    function gets ``progress(done, total)`` to report how far it has got."""
     try:
         module_name, _, attr = function_path.rpartition(".")
-        extract = getattr(importlib.import_module(module_name), attr)
-        progress = progress_writer(progress_path) if progress_path else None
-        result = extract(path, mime_type=mime_type, progress=progress, **options)
-        return ("ok", result, "")
+        function = getattr(importlib.import_module(module_name), attr)
+        if progress_path:
+            kwargs = {**kwargs, "progress": progress_writer(progress_path)}
+        return ("ok", function(**kwargs), "")
+    except JobFailed as exc:
+        return ("error", exc.error_type, str(exc)[:2000])
     except MemoryError:
-        return ("error", "unknown", "The extractor ran out of memory on this file.")
+        return ("error", "unknown", "The job ran out of memory.")
     except BaseException as exc:  # noqa: BLE001 - every failure must reach the parent
-        message = str(exc) or type(exc).__name__
-        error_type = classify(exc)
-        if error_type == "unknown":
-            message = f"{type(exc).__name__}: {message}"
-        return ("error", error_type, message[:2000])
+        return ("error", "unknown", f"{type(exc).__name__}: {exc}"[:2000])
 
 
 def progress_writer(path: str) -> Callable[[int, int], None]:

@@ -42,6 +42,11 @@ class Operation(models.TextChoices):
     REPROCESS = "reprocess", "Reprocess"
     # A job that does nothing but go through the queue: for benchmarks and checks.
     NOOP = "noop", "No-op (benchmark)"
+    # A Django task (@task) run through jobqueue.tasks.QueueBackend.
+    TASK = "task", "Task"
+
+
+DEFAULT_QUEUE = "default"
 
 
 class QueueItemQuerySet(models.QuerySet["QueueItem"]):
@@ -65,10 +70,15 @@ class QueueItemQuerySet(models.QuerySet["QueueItem"]):
 
 
 class QueueItem(models.Model):
-    """One unit of work on one document (the guide's Job)."""
+    """One unit of work (the guide's Job): on a document, or a task's call."""
 
+    # The job's subject, if it has one (tasks have none).
     document = models.ForeignKey(
-        "documents.Document", on_delete=models.CASCADE, related_name="queue_items"
+        "documents.Document",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="queue_items",
     )
     operation = models.CharField(
         max_length=16, choices=Operation.choices, default=Operation.EXTRACT
@@ -77,6 +87,11 @@ class QueueItem(models.Model):
         max_length=16, choices=Status.choices, default=Status.PENDING
     )
     priority = models.IntegerField(default=0)
+    queue_name = models.CharField(max_length=100, default=DEFAULT_QUEUE)
+    # Per-kind details (a task's name, arguments and errors).
+    payload = models.JSONField(default=dict, blank=True)
+    # What the job returned, as JSON (a task's return value).
+    result = models.JSONField(null=True, blank=True)
     attempts = models.PositiveIntegerField(default=0)
     max_retries = models.PositiveIntegerField(default=3)
     error_type = models.CharField(max_length=32, choices=ErrorType.choices, blank=True)
@@ -126,7 +141,8 @@ class QueueItem(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"#{self.pk} {self.operation} of document {self.document_id} ({self.status})"
+        subject = f" of document {self.document_id}" if self.document_id else ""
+        return f"#{self.pk} {self.operation}{subject} ({self.status})"
 
     @property
     def attachment_id(self) -> int:

@@ -1,4 +1,5 @@
-"""Runs one claimed job: extraction in a child process, then the result recorded.
+"""Runs one claimed job as its kind says (in a child process, or in the worker
+thread), then records the result.
 
 Shared by the worker threads and by ``process_document_queue`` (cron).
 """
@@ -17,15 +18,12 @@ from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError, transaction
-from django.utils.module_loading import import_string
 from pebble import ProcessExpired, ProcessPool
 
-from documents.extractors.base import ExtractionResult
-from documents.models import Document
-from documents.services import document_store_result
-from jobqueue.child import init_child, read_progress, run_extraction
+from jobqueue import operations
+from jobqueue.child import JobFailed, init_child, read_progress, run_job
 from jobqueue.faults import is_database_fault
-from jobqueue.models import ErrorType, Operation, QueueItem
+from jobqueue.models import ErrorType, QueueItem
 from jobqueue.services import QueueManager
 
 logger = logging.getLogger(__name__)
@@ -40,7 +38,7 @@ class Outcome:
     """What became of one job."""
 
     completed: bool
-    result: ExtractionResult | None = None
+    result: Any = None
     error_type: str = ""
     error_message: str = ""
     recorded: bool = (
@@ -48,9 +46,8 @@ class Outcome:
     )
 
 
-NOOP_RESULT = ExtractionResult("", 0, 1.0, "noop")
 STORE_REFUSED = (
-    "The text was extracted but the database refused to store it "
+    "The result was produced but the database refused to store it "
     "(too large, or characters it cannot hold)."
 )
 PROGRESS_POLL = 2.0  # seconds between looks at a long extraction's progress
@@ -77,13 +74,6 @@ class JobRunner:
     extraction_timeout: float = 300.0
     memory_mb: int = field(default_factory=lambda: settings.QUEUE_CHILD_MEMORY_MB)
     max_tasks: int = field(default_factory=lambda: settings.QUEUE_CHILD_MAX_TASKS)
-    # Keyword arguments for the extract function (the documents app's settings).
-    extract_options: dict[str, Any] = field(
-        default_factory=lambda: import_string(settings.QUEUE_EXTRACT_OPTIONS)()
-    )
-    extract_function: str = field(
-        default_factory=lambda: settings.QUEUE_EXTRACT_FUNCTION
-    )
     pool: ProcessPool | None = None
     progress_dir: str = ""
 
@@ -91,9 +81,10 @@ class JobRunner:
         # forkserver: children start from a clean, thread-free process that has only
         # the extractors imported, never a copy of our threads and DB connections.
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(
-            ["jobqueue.child", "documents.extractors.registry"]
-        )
+        preload = ["jobqueue.child"]
+        for kind in operations.kinds():
+            preload.extend(m for m in kind.preload if m not in preload)
+        context.set_forkserver_preload(preload)
         self.pool = ProcessPool(
             max_workers=self.processes,
             max_tasks=self.max_tasks,
@@ -112,38 +103,56 @@ class JobRunner:
             shutil.rmtree(self.progress_dir, ignore_errors=True)
 
     def begin(self, item: QueueItem) -> Flight:
-        """Start a claimed job's extraction in a child; returns at once."""
+        """Start a claimed job in a child (returns at once), or run it here."""
         started = time.monotonic()
-        if item.operation == Operation.NOOP:
-            # Trivial benchmark job: exercises the queue, not a parser.
-            return Flight(item, started, outcome=Outcome(True, NOOP_RESULT))
-        document = Document.objects.only("file", "mime_type").get(pk=item.document_id)
-        try:
-            path = document.file.path
-        except NotImplementedError:
+        kind = operations.get(item.operation)
+        if kind is None:
             return Flight(
                 item,
                 started,
                 outcome=Outcome(
                     False,
-                    error_type=ErrorType.EXTRACTOR_MISSING,
-                    error_message="The file storage has no local paths; mount it or use a shared filesystem.",
+                    error_type=ErrorType.UNSUPPORTED,
+                    error_message=f"No job kind {item.operation!r} is registered.",
                 ),
             )
-        progress_path = os.path.join(self.progress_dir, f"{item.pk}-{item.attempts}")
-        # No timeout here: ``wait`` stops the child once it goes
-        # ``extraction_timeout`` seconds without progress.
-        future = self.pool.schedule(
-            run_extraction,
-            args=(
-                self.extract_function,
-                path,
-                document.mime_type,
-                self.extract_options,
-                progress_path,
-            ),
-        )
+        if kind.run is not None:
+            return Flight(item, started, outcome=self._run_here(kind, item))
+        try:
+            kwargs = kind.prepare(item) if kind.prepare else {}
+        except JobFailed as exc:
+            outcome = Outcome(False, error_type=exc.error_type, error_message=str(exc))
+            return Flight(item, started, outcome=outcome)
+        progress_path = ""
+        if kind.progress:
+            progress_path = os.path.join(
+                self.progress_dir, f"{item.pk}-{item.attempts}"
+            )
+        # No timeout here: ``wait`` stops the child once it goes the kind's timeout
+        # without progress.
+        future = self.pool.schedule(run_job, args=(kind.child, kwargs, progress_path))
         return Flight(item, started, future=future, progress_path=progress_path)
+
+    def _run_here(self, kind: operations.JobKind, item: QueueItem) -> Outcome:
+        try:
+            return Outcome(True, kind.run(item))
+        except JobFailed as exc:
+            return Outcome(False, error_type=exc.error_type, error_message=str(exc))
+        except Exception as exc:
+            if isinstance(exc, DatabaseError) and is_database_fault(exc):
+                raise
+            return Outcome(
+                False,
+                error_type=ErrorType.UNKNOWN,
+                error_message=f"{type(exc).__name__}: {exc}",
+                result=exc,
+            )
+
+    def _timeout(self, item: QueueItem) -> float:
+        kind = operations.get(item.operation)
+        if kind is None or kind.timeout is None:
+            return self.extraction_timeout
+        return kind.timeout
 
     def wait(self, flight: Flight) -> Outcome:
         """The extraction's outcome (not yet recorded); JobReleased if cancelled."""
@@ -155,27 +164,27 @@ class JobRunner:
             raise JobReleased from None
         except TimeoutError:
             done = read_progress(flight.progress_path)
+            timeout = self._timeout(flight.item)
             return Outcome(
                 False,
                 error_type=ErrorType.TIMEOUT,
                 error_message=(
-                    f"Extraction made no progress for {self.extraction_timeout:g} s "
+                    f"Extraction made no progress for {timeout:g} s "
                     f"after {done[0]} of {done[1]} pages and was stopped."
                     if done
-                    else f"Extraction took longer than {self.extraction_timeout:g} s "
-                    "and was stopped."
+                    else f"The job took longer than {timeout:g} s and was stopped."
                 ),
             )
         except ProcessExpired as exc:
             return Outcome(
                 False,
                 error_type=ErrorType.UNKNOWN,
-                error_message=f"The extractor crashed (exit code {exc.exitcode}); "
-                "the file may be too large or malformed for it.",
+                error_message=f"The job's process crashed (exit code {exc.exitcode}); "
+                "its input may be too large or malformed.",
             )
         finally:
             for leftover in (flight.progress_path, f"{flight.progress_path}.tmp"):
-                if os.path.exists(leftover):
+                if flight.progress_path and os.path.exists(leftover):
                     os.unlink(leftover)
         if status == "ok":
             return Outcome(True, value)
@@ -185,7 +194,8 @@ class JobRunner:
         """The child's answer. The timeout counts from the last progress the child
         reported, so a long scan gets time page by page, while one page that hangs
         is stopped after ``extraction_timeout`` seconds."""
-        deadline = flight.started + self.extraction_timeout
+        timeout = self._timeout(flight.item)
+        deadline = flight.started + timeout
         seen = None
         while True:
             wait = min(PROGRESS_POLL, deadline - time.monotonic())
@@ -193,10 +203,12 @@ class JobRunner:
                 return flight.future.result(timeout=max(wait, 0.0))
             except TimeoutError:
                 pass
-            progress = read_progress(flight.progress_path)
+            progress = (
+                read_progress(flight.progress_path) if flight.progress_path else None
+            )
             if progress is not None and progress != seen:
                 seen = progress
-                deadline = time.monotonic() + self.extraction_timeout
+                deadline = time.monotonic() + timeout
                 self.queue.set_progress(flight.item, *progress)
             elif time.monotonic() >= deadline:
                 flight.future.cancel()  # Pebble stops the child
@@ -221,33 +233,37 @@ class JobRunner:
                     False, error_type=ErrorType.UNSUPPORTED, error_message=STORE_REFUSED
                 )
         if not outcome.completed:
-            outcome.recorded = self.queue.failed(
-                item.pk,
-                outcome.error_message,
-                outcome.error_type,
-                max_retries=self.max_retries,
-                worker_id=worker_id,
-                attempt=item.attempts,
-                extraction_time_ms=elapsed_ms,
-            )
+            kind = operations.get(item.operation)
+            with transaction.atomic():
+                outcome.recorded = self.queue.failed(
+                    item.pk,
+                    outcome.error_message,
+                    outcome.error_type,
+                    max_retries=self.max_retries
+                    if kind is None or kind.max_retries is None
+                    else kind.max_retries,
+                    worker_id=worker_id,
+                    attempt=item.attempts,
+                    extraction_time_ms=elapsed_ms,
+                )
+                if outcome.recorded and kind is not None and kind.on_failure:
+                    kind.on_failure(item, outcome)
         return outcome
 
     def _record_success(
-        self, item: QueueItem, worker_id: str, result: ExtractionResult, elapsed_ms: int
+        self, item: QueueItem, worker_id: str, value: Any, elapsed_ms: int
     ) -> bool:
+        kind = operations.get(item.operation)
+        figures = kind.metrics(value) if kind.metrics else {}
         with transaction.atomic():
             done = self.queue.complete(
                 item.pk,
                 extraction_time_ms=elapsed_ms,
-                confidence=result.confidence,
                 worker_id=worker_id,
                 attempt=item.attempts,
-                pages=result.page_count,
-                characters=len(result.text),
-                extractor=result.extractor,
+                result=kind.result(value) if kind.result else None,
+                **figures,
             )
-            if done and result.details:
-                self.queue.record_details(item.pk, item.attempts, result.details)
-            if done and item.operation != Operation.NOOP:
-                document_store_result(document_id=item.document_id, result=result)
+            if done and kind.on_success:
+                kind.on_success(item, value)
         return done

@@ -1,12 +1,14 @@
 """The queue API: every state change of a queue item goes through here.
 
 ``QueueManager`` is the guide's API; ``DocumentQueueService`` is the service text's
-API over the same code. A document's visible status changes in the same transaction
-as its queue item.
+API over the same code. Every state change tells the item's kind
+(``operations.status_changed``) in the same transaction, so a document's visible
+status changes with its queue item.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterable
 from datetime import timedelta
@@ -16,9 +18,9 @@ from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.db.models import Avg, Count, Exists, F, Min, OuterRef, Q, Subquery
 from django.utils import timezone
 
-from documents.models import Document
-from jobqueue import retry, sql
+from jobqueue import operations, retry, sql
 from jobqueue.models import (
+    DEFAULT_QUEUE,
     WAITING_STATUSES,
     ErrorType,
     ExtractionMetric,
@@ -39,12 +41,6 @@ def notify_workers() -> None:
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute(f"NOTIFY {NOTIFY_CHANNEL}")
-
-
-def _sync_document(document_id: int, status: str, **fields: Any) -> None:
-    Document.objects.filter(pk=document_id).update(
-        status=status, updated_at=DbNow(), **fields
-    )
 
 
 class QueueManager:
@@ -98,8 +94,11 @@ class QueueManager:
                     created_at=now,
                 ).values_list("document_id", "id")
             )
-            Document.objects.filter(pk__in=new).update(
-                status=Status.PENDING, error_type="", error_message="", updated_at=now
+            operations.status_changed(
+                [(self.operation, doc_id) for doc_id in new],
+                Status.PENDING,
+                error_type="",
+                error_message="",
             )
             notify_workers()
         return [new[doc_id] for doc_id in ids if doc_id in new]
@@ -117,8 +116,11 @@ class QueueManager:
                     created_at=now,
                     max_retries=_default_max_retries(),
                 )
-                _sync_document(
-                    document_id, Status.PENDING, error_type="", error_message=""
+                operations.status_changed(
+                    [(operation, document_id)],
+                    Status.PENDING,
+                    error_type="",
+                    error_message="",
                 )
                 notify_workers()
                 return item.pk
@@ -134,37 +136,81 @@ class QueueManager:
 
     # --- Claiming ------------------------------------------------------------
 
-    def claim(self, worker_id: str) -> QueueItem | None:
-        """Take the next due job (priority, then oldest) for ``worker_id``, or None."""
-        params = {"worker": worker_id}
-        statements = sql.statements()
+    def enqueue_job(
+        self,
+        operation: str,
+        *,
+        payload: dict[str, Any],
+        priority: int = 0,
+        queue_name: str = DEFAULT_QUEUE,
+        run_after: Any = None,
+        max_retries: int | None = None,
+    ) -> QueueItem:
+        """Queue a job with no subject (a task); ``run_after``: not before then."""
+        item = QueueItem(
+            operation=operation,
+            payload=payload,
+            priority=priority,
+            queue_name=queue_name,
+            created_at=timezone.now(),
+            max_retries=_default_max_retries() if max_retries is None else max_retries,
+        )
+        if run_after is not None:
+            # Waits like a retry: promoted to pending by the claim once due.
+            item.status, item.next_retry_at = Status.RETRY_PENDING, run_after
+        with transaction.atomic():
+            item.save(force_insert=True)
+            notify_workers()
+        return item
+
+    # --- Claiming ------------------------------------------------------------
+
+    def claim(
+        self, worker_id: str, queues: Iterable[str] | None = None
+    ) -> QueueItem | None:
+        """Take the next due job (priority, then oldest) for ``worker_id``, or None;
+        with ``queues``, only from those named queues."""
+        params: dict[str, Any] = {"worker": worker_id}
+        if queues:
+            queues = sorted(queues)
+            params["queues"] = (
+                queues if connection.vendor == "postgresql" else json.dumps(queues)
+            )
+        statements = sql.statements(queues=bool(queues))
         if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
+            with transaction.atomic(), connection.cursor() as cursor:
                 cursor.execute(statements.pg_claim, params)
                 *row, promoted = cursor.fetchone()
+                _promoted(promoted)
                 if row[0] is None and promoted:
                     cursor.execute(statements.pg_claim, params)
                     *row, promoted = cursor.fetchone()
-            row = row if row[0] is not None else None
+                    _promoted(promoted)
+                row = row if row[0] is not None else None
+                if row is not None:
+                    _claimed(row)
         else:
             row = self._take(statements.claim, params)
         if row is None:
             return None
-        return QueueItem.from_db(connection.alias, sql.CLAIMED_FIELDS, row)
+        item = QueueItem.from_db(connection.alias, sql.CLAIMED_FIELDS, row)
+        if isinstance(item.payload, str):
+            item.payload = json.loads(item.payload)
+        return item
 
     def _take(self, statement: str, params: dict[str, Any]) -> Any:
-        """Promote due retries, then move the job ``statement`` picks to processing,
-        document included; the claimed row, or None. (SQLite's claim path, and any
-        database's claim of one given job.)"""
+        """Promote due retries, then move the job ``statement`` picks to processing;
+        the claimed row, or None. (SQLite's claim path, and any database's claim of
+        one given job.)"""
         statements = sql.statements()
         # BEGIN IMMEDIATE serialises claimers on the busy timeout: keep it short.
         with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(statements.promote_documents, {})
             cursor.execute(statements.promote_items, {})
+            operations.status_changed(cursor.fetchall(), Status.PENDING)
             cursor.execute(statement, params)
             row = cursor.fetchone()
             if row is not None:
-                cursor.execute(statements.claim_document, {"document_id": row[1]})
+                _claimed(row)
         return row
 
     # --- Finishing -----------------------------------------------------------
@@ -180,9 +226,11 @@ class QueueManager:
         pages: int | None = None,
         characters: int | None = None,
         extractor: str = "",
+        result: Any = None,
     ) -> bool:
-        """Mark a processing job completed; False (and no change) from any other state,
-        or when ``worker_id``/``attempt`` no longer hold the job (fencing)."""
+        """Mark a processing job completed (``result``: JSON to store with it); False
+        (and no change) from any other state, or when ``worker_id``/``attempt`` no
+        longer hold the job (fencing)."""
         statements = sql.statements()
         params = {
             "job": job_id,
@@ -193,19 +241,25 @@ class QueueManager:
             "pages": pages,
             "characters": characters,
             "extractor": extractor,
+            "result": None if result is None else json.dumps(result),
         }
-        if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                cursor.execute(statements.pg_complete, params)
-                return cursor.fetchone()[0] == 1
         with transaction.atomic(savepoint=False), connection.cursor() as cursor:
-            cursor.execute(statements.complete, params)
-            row = cursor.fetchone()
-            if row is None:
+            if connection.vendor == "postgresql":
+                cursor.execute(statements.pg_complete, params)
+                done = cursor.fetchone()
+            else:
+                cursor.execute(statements.complete, params)
+                row = cursor.fetchone()
+                if row is None:
+                    return False
+                params["document_id"], params["attempt"], params["claimed_by"] = row[:3]
+                cursor.execute(statements.complete_metric, params)
+                done = (row[3], row[0])
+            if done is None:
                 return False
-            params["document_id"], params["attempt"], params["claimed_by"] = row
-            cursor.execute(statements.complete_document, params)
-            cursor.execute(statements.complete_metric, params)
+            operations.status_changed(
+                [done], Status.COMPLETED, error_type="", error_message=""
+            )
         return True
 
     def set_progress(self, item: QueueItem, done: int, total: int) -> None:
@@ -256,8 +310,8 @@ class QueueManager:
                 status, outcome = Status.FAILED, ExtractionMetric.Outcome.FAILED
                 fields["finished_at"] = DbNow()
             QueueItem.objects.filter(pk=job_id).update(status=status, **fields)
-            _sync_document(
-                item.document_id,
+            operations.status_changed(
+                [(item.operation, item.document_id)],
                 status,
                 error_type=error_type,
                 error_message=error_message,
@@ -287,7 +341,9 @@ class QueueManager:
                 started_at=None,
                 updated_at=DbNow(),
             )
-            _sync_document(item.document_id, Status.PENDING)
+            operations.status_changed(
+                [(item.operation, item.document_id)], Status.PENDING
+            )
             _record(item, ExtractionMetric.Outcome.RELEASED)
             notify_workers()
         return True
@@ -304,7 +360,9 @@ class QueueManager:
                 next_retry_at=None,
                 updated_at=DbNow(),
             )
-            _sync_document(item.document_id, Status.CANCELLED)
+            operations.status_changed(
+                [(item.operation, item.document_id)], Status.CANCELLED
+            )
         return True
 
     def shift_priority(self, job_ids: Iterable[int], step: int) -> int:
@@ -422,11 +480,12 @@ class QueueManager:
             rows = failed.select_for_update().order_by("-pk")
             # A document that failed more than once gets only its latest job back: two
             # would break the one-active-item-per-document-and-operation constraint.
-            latest: dict[tuple[int, str], int] = {}
+            latest: dict[tuple[Any, str], int] = {}
             for pk, document_id, operation in rows.values_list(
                 "pk", "document_id", "operation"
             ):
-                latest.setdefault((document_id, operation), pk)
+                # Jobs without a subject (tasks) are each their own.
+                latest.setdefault((document_id or f"#{pk}", operation), pk)
             count = QueueItem.objects.filter(
                 pk__in=list(latest.values()), status=Status.FAILED
             ).update(
@@ -440,11 +499,11 @@ class QueueManager:
                 finished_at=None,
                 updated_at=DbNow(),
             )
-            Document.objects.filter(pk__in=[doc for doc, _ in latest]).update(
-                status=Status.PENDING,
+            operations.status_changed(
+                [(op, doc) for doc, op in latest if isinstance(doc, int)],
+                Status.PENDING,
                 error_type="",
                 error_message="",
-                updated_at=DbNow(),
             )
             if count:
                 notify_workers()
@@ -513,8 +572,8 @@ class QueueManager:
                 QueueItem.objects.filter(pk=item.pk).update(
                     status=status, claimed_by="", updated_at=DbNow(), **fields
                 )
-                _sync_document(
-                    item.document_id,
+                operations.status_changed(
+                    [(item.operation, item.document_id)],
                     status,
                     error_type=fields.get("error_type", item.error_type),
                     error_message=fields["error_message"],
@@ -597,6 +656,18 @@ def _default_max_retries() -> int:
     from django.conf import settings
 
     return settings.QUEUE_MAX_RETRIES
+
+
+def _promoted(rows: Any) -> None:
+    """Tell the kinds of the items a PostgreSQL claim promoted (a JSON array)."""
+    if rows:
+        rows = json.loads(rows) if isinstance(rows, str) else rows
+        operations.status_changed(rows, Status.PENDING)
+
+
+def _claimed(row: Any) -> None:
+    """Tell the claimed item's kind (a ``CLAIMED_FIELDS`` row) it is processing."""
+    operations.status_changed([(row[2], row[1])], Status.PROCESSING)
 
 
 def _record(item: QueueItem, outcome: str, **fields: Any) -> None:

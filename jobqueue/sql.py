@@ -36,12 +36,15 @@ from django.utils.dateparse import parse_datetime
 PG_NOW = "clock_timestamp()"
 SQLITE_NOW = "(strftime('%%Y-%%m-%%d %%H:%%M:%%f', 'now') || '999')"
 
+# In the model's field order: QueueItem.from_db maps them by position.
 CLAIMED_FIELDS = (
     "id",
     "document_id",
     "operation",
     "status",
     "priority",
+    "queue_name",
+    "payload",
     "attempts",
     "max_retries",
     "claimed_by",
@@ -82,21 +85,27 @@ def now_sql() -> str:
 
 
 class Statements:
-    """The queue's statements, with the database's clock of one vendor."""
+    """The queue's statements, with the database's clock of one vendor; ``queues``:
+    whether the claim is limited to some named queues (``%(queues)s``)."""
 
-    def __init__(self, now: str) -> None:
+    def __init__(self, now: str, vendor: str, queues: bool) -> None:
         # retry_pending → pending once the backoff has passed (the guide's diagram); an
-        # index probe on idx_queue_status_retry that usually matches nothing.
+        # index probe on idx_queue_status_retry that usually matches nothing. The
+        # promoted items' kinds are told (their subjects' status follows).
         due = f"status = 'retry_pending' AND next_retry_at <= {now}"
-        self.promote_documents = f"""UPDATE documents_document SET status = 'pending'
-            WHERE id IN (SELECT document_id FROM extraction_queue WHERE {due})"""
-        self.promote_items = (
-            f"UPDATE extraction_queue SET status = 'pending' WHERE {due}"
-        )
+        self.promote_items = f"""UPDATE extraction_queue SET status = 'pending'
+            WHERE {due} RETURNING operation, document_id"""
 
         # The next job by priority, then age: read straight off idx_queue_claim_order.
-        next_job = """SELECT id FROM extraction_queue WHERE status = 'pending'
-            ORDER BY priority DESC, created_at, id LIMIT 1"""
+        in_queues = ""
+        if queues:
+            in_queues = (
+                "AND queue_name = ANY(%(queues)s)"
+                if vendor == "postgresql"
+                else "AND queue_name IN (SELECT value FROM json_each(%(queues)s))"
+            )
+        next_job = f"""SELECT id FROM extraction_queue WHERE status = 'pending'
+            {in_queues} ORDER BY priority DESC, created_at, id LIMIT 1"""
         take = f"""UPDATE extraction_queue SET status = 'processing',
             attempts = attempts + 1, claimed_by = %(worker)s, started_at = {now},
             finished_at = NULL, next_retry_at = NULL, updated_at = {now}"""
@@ -105,34 +114,27 @@ class Statements:
         self.take = (
             f"{take} WHERE id = %(job)s AND status = 'pending' RETURNING {_FIELDS}"
         )
-        self.claim_document = f"""UPDATE documents_document SET status = 'processing',
-            updated_at = {now} WHERE id = %(document_id)s"""
 
         # PostgreSQL: one statement. SKIP LOCKED lets concurrent claimers pass a locked
         # row. One statement sees one snapshot: retries it promotes become claimable on
-        # the next run, so the last column (how many it promoted) says to run it again.
+        # the next run, so the last column (what it promoted) says to run it again.
         self.pg_claim = f"""WITH
-            promoted AS ({self.promote_items} RETURNING document_id),
-            promoted_documents AS (UPDATE documents_document SET status = 'pending'
-                WHERE id IN (SELECT document_id FROM promoted)),
+            promoted AS ({self.promote_items}),
             claimed AS ({take} WHERE id = ({next_job} FOR UPDATE SKIP LOCKED)
-                RETURNING {_FIELDS}),
-            claimed_document AS (UPDATE documents_document SET status = 'processing',
-                updated_at = {now} WHERE id = (SELECT document_id FROM claimed))
+                RETURNING {_FIELDS})
             SELECT {", ".join(f"claimed.{f}" for f in CLAIMED_FIELDS)},
-                (SELECT count(*) FROM promoted)
+                (SELECT json_agg(json_build_array(operation, document_id))
+                 FROM promoted)
             FROM (SELECT 1) AS one LEFT JOIN claimed ON true"""
 
         # Fencing: only the claim that is still current may record (worker and attempt).
+        result = "CAST(%(result)s AS jsonb)" if vendor == "postgresql" else "%(result)s"
         done = f"""UPDATE extraction_queue SET status = 'completed', finished_at = {now},
             error_type = '', error_message = '', extraction_time_ms = %(ms)s,
-            confidence = %(confidence)s, updated_at = {now}
+            confidence = %(confidence)s, result = {result}, updated_at = {now}
             WHERE id = %(job)s AND status = 'processing'
             AND (%(worker)s IS NULL OR claimed_by = %(worker)s)
             AND (%(attempt)s IS NULL OR attempts = %(attempt)s)"""
-        done_document = """UPDATE documents_document SET status = 'completed',
-            error_type = '', error_message = '', updated_at = {now}
-            WHERE id = {document}"""
         metric = """INSERT INTO extraction_metrics (job_id, document_id, attempt,
             outcome, error_type, error_message, extraction_time_ms, pages, characters,
             confidence, extractor, worker_id, created_at)
@@ -141,10 +143,7 @@ class Statements:
             %(ms)s, %(pages)s, %(characters)s, %(confidence)s, %(extractor)s, {worker},
             {now}"""
 
-        self.complete = f"{done} RETURNING document_id, attempts, claimed_by"
-        self.complete_document = done_document.format(
-            now=now, document="%(document_id)s"
-        )
+        self.complete = f"{done} RETURNING document_id, attempts, claimed_by, operation"
         self.complete_metric = metric.format(
             source="VALUES ("
             + metric_values.format(
@@ -160,11 +159,8 @@ class Statements:
         )
         self.pg_complete = f"""WITH
             done AS ({self.complete}),
-            done_document AS ({
-            done_document.format(now=now, document="(SELECT document_id FROM done)")
-        }),
             metric AS ({metric.format(source=done_source + " FROM done")})
-            SELECT count(*) FROM done"""
+            SELECT operation, document_id FROM done"""
 
         # A worker's sign of life, stamped when the write lands.
         self.beat = f"""UPDATE worker_heartbeat SET status = %(status)s,
@@ -175,10 +171,10 @@ class Statements:
 
 
 @cache
-def _statements(vendor: str) -> Statements:
-    return Statements(PG_NOW if vendor == "postgresql" else SQLITE_NOW)
+def _statements(vendor: str, queues: bool) -> Statements:
+    return Statements(PG_NOW if vendor == "postgresql" else SQLITE_NOW, vendor, queues)
 
 
-def statements() -> Statements:
+def statements(*, queues: bool = False) -> Statements:
     """The statements for the current connection's database."""
-    return _statements(connection.vendor)
+    return _statements(connection.vendor, queues)

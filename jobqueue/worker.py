@@ -110,9 +110,12 @@ class ExtractionWorker:
         *,
         stale_worker_seconds: float | None = None,
         stale_job_minutes: float | None = None,
+        queues: list[str] | None = None,
     ) -> None:
         # ``db`` is the guide's database handle; here it is Django's configured database.
         self.num_workers = num_workers
+        # Named queues this worker takes jobs from (None: all).
+        self.queues = queues
         self.max_retries = max_retries
         self.extraction_timeout = extraction_timeout
         self.heartbeat_interval = heartbeat_interval
@@ -318,7 +321,7 @@ class ExtractionWorker:
 
     def _claim(self, state: _ThreadState) -> Flight | None:
         try:
-            item = self.queue.claim(state.worker_id)
+            item = self.queue.claim(state.worker_id, self.queues)
             if item is None:
                 return None
             state.status, state.current_job = WorkerHeartbeat.State.BUSY, item.pk

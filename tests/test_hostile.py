@@ -32,7 +32,7 @@ from documents.extractors.registry import extract
 from documents.models import Document
 from documents.services import document_create
 from documents.uploads import check_upload
-from jobqueue.child import run_extraction
+from jobqueue.child import run_job
 from jobqueue.models import ErrorType, ExtractionMetric, QueueItem, Status
 from jobqueue.worker import process_document_queue
 from tests.conftest import wait_for, worker_log
@@ -578,8 +578,14 @@ def test_extractors_return_a_result_or_a_typed_error(data):
             assert str(error)
         else:
             assert isinstance(result, ExtractionResult)
-        status, value, message = run_extraction(
-            "documents.extractors.registry.extract", fh.name, None, "auto"
+        status, value, message = run_job(
+            "documents.extractors.child.extract_in_child",
+            {
+                "function": "documents.extractors.registry.extract",
+                "path": fh.name,
+                "mime_type": None,
+                "options": {},
+            },
         )
     if status == "ok":
         assert isinstance(value, ExtractionResult)

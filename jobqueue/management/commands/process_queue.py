@@ -7,7 +7,7 @@ import sys
 import time
 
 from django.conf import settings
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from jobqueue.management.arguments import (
     non_negative_int,
@@ -68,6 +68,14 @@ class Command(BaseCommand):
             help="On SIGTERM/SIGINT, how long current jobs may take to finish.",
         )
         parser.add_argument(
+            "--queue",
+            action="append",
+            dest="queues",
+            metavar="NAME",
+            help="Take jobs from this named queue only (repeatable; default: all). "
+            "Not with --once.",
+        )
+        parser.add_argument(
             "--once", action="store_true", help="Process what is due now, then exit."
         )
         parser.add_argument(
@@ -97,11 +105,14 @@ class Command(BaseCommand):
         once: bool,
         limit: int | None,
         budget: float,
+        queues: list[str] | None,
         verbosity: int,
         **options,
     ) -> None:
         self._configure_logging(verbosity)
         if once:
+            if queues:
+                raise CommandError("--queue is for workers, not for --once.")
             self._run_once(limit, budget)
             return
         worker = ExtractionWorker(
@@ -110,6 +121,7 @@ class Command(BaseCommand):
             extraction_timeout=timeout,
             heartbeat_interval=heartbeat_interval,
             poll_interval=poll_interval,
+            queues=queues,
         )
         register_signal_handlers(worker, stop_timeout=stop_timeout)
         worker.start()

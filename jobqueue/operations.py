@@ -1,0 +1,78 @@
+"""The job kinds the queue runs. Each is registered by the app that owns it (in its
+``AppConfig.ready``); the queue itself knows nothing of what a job works on.
+
+A kind says how an attempt runs (``child``: a function run in an extraction child,
+which has no Django; or ``run``: a function run in the worker thread), what is written
+in the worker's transaction when it succeeds (``on_success``), what follows the queue
+item's every state change in that same transaction (``on_status``, given the ids of
+the items' subjects: the ``document_id`` column), and its timeout and retries.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class JobKind:
+    name: str
+    # Dotted path of the function a child runs with the keyword arguments ``prepare``
+    # gives; it raises ``jobqueue.child.JobFailed`` to fail with an error type.
+    child: str = ""
+    prepare: Callable[[Any], dict[str, Any]] | None = None
+    # Modules the children import once at start (forkserver preload).
+    preload: tuple[str, ...] = ()
+    # The child function takes ``progress(done, total)``; the timeout then counts
+    # from the last progress reported.
+    progress: bool = False
+    # Or, for jobs that need Django: run in the worker thread, returns the result.
+    run: Callable[[Any], Any] | None = None
+    # In the worker's transaction, once the item is marked completed.
+    on_success: Callable[[Any, Any], None] | None = None
+    # In the worker's transaction, once the item is marked failed or retry_pending.
+    on_failure: Callable[[Any, Any], None] | None = None
+    # (subject ids, new status, fields such as error_type) on every state change.
+    on_status: Callable[[list[int], str, dict[str, Any]], None] | None = None
+    # The attempt's figures for extraction_metrics: pages, characters, confidence,
+    # extractor (the guide's columns).
+    metrics: Callable[[Any], dict[str, Any]] | None = None
+    # The JSON stored as the item's result (None: nothing stored).
+    result: Callable[[Any], Any] | None = None
+    # None: the worker's own (QUEUE_EXTRACTION_TIMEOUT, QUEUE_MAX_RETRIES).
+    timeout: float | None = None
+    max_retries: int | None = None
+
+
+_kinds: dict[str, JobKind] = {}
+
+
+def register(kind: JobKind) -> JobKind:
+    """Register (or replace, e.g. in tests) the kind of this name."""
+    _kinds[kind.name] = kind
+    return kind
+
+
+def get(name: str) -> JobKind | None:
+    return _kinds.get(name)
+
+
+def kinds() -> list[JobKind]:
+    return list(_kinds.values())
+
+
+def status_changed(
+    rows: Iterable[tuple[str, int | None]], status: str, **fields: Any
+) -> None:
+    """Tell each kind that some of its items (``(operation, subject_id)``) moved to
+    ``status``; call inside the transaction that moved them."""
+    subjects: dict[str, list[int]] = defaultdict(list)
+    for operation, subject_id in rows:
+        if subject_id is not None:
+            subjects[operation].append(subject_id)
+    for operation, ids in subjects.items():
+        kind = _kinds.get(operation)
+        if kind is not None and kind.on_status is not None:
+            kind.on_status(ids, status, fields)

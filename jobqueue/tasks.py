@@ -1,0 +1,144 @@
+"""Django's tasks API on this queue: any ``@task`` runs through the queue's workers,
+heartbeats, rescue, fencing, pause, retries and admin, as a job of the ``task`` kind.
+
+``django_tasks`` is Django 6's ``django.tasks`` for Django 5.2: moving over is a
+change of the imports below.
+"""
+
+from __future__ import annotations
+
+import traceback
+from typing import Any
+
+from django.db import transaction
+from django.utils.module_loading import import_string
+from django_tasks import TaskResultStatus
+from django_tasks.backends.base import BaseTaskBackend
+from django_tasks.base import Task, TaskContext, TaskError, TaskResult
+from django_tasks.exceptions import TaskResultDoesNotExist
+from django_tasks.signals import task_enqueued, task_finished, task_started
+from django_tasks.utils import get_module_path, normalize_json
+
+from jobqueue import operations
+from jobqueue.models import Operation, QueueItem, Status
+from jobqueue.services import QueueManager
+
+RESULT_STATUS = {
+    Status.PENDING: TaskResultStatus.READY,
+    Status.RETRY_PENDING: TaskResultStatus.READY,
+    Status.PROCESSING: TaskResultStatus.RUNNING,
+    Status.COMPLETED: TaskResultStatus.SUCCESSFUL,
+    Status.FAILED: TaskResultStatus.FAILED,
+    Status.CANCELLED: TaskResultStatus.FAILED,
+}
+
+
+class QueueBackend(BaseTaskBackend):
+    """The tasks backend of this queue (``TASKS["default"]["BACKEND"]``)."""
+
+    supports_defer = True
+    supports_async_task = True
+    supports_get_result = True
+    supports_priority = True
+
+    def enqueue(self, task: Task, args: Any, kwargs: Any) -> TaskResult:
+        self.validate_task(task)
+        item = QueueManager(Operation.TASK).enqueue_job(
+            Operation.TASK,
+            payload={
+                "task": task.module_path,
+                "backend": self.alias,
+                "args": normalize_json(args),
+                "kwargs": normalize_json(kwargs),
+                "errors": [],
+            },
+            priority=task.priority,
+            queue_name=task.queue_name,
+            run_after=task.run_after,
+        )
+        result = task_result(item)
+        task_enqueued.send(type(self), task_result=result)
+        return result
+
+    def get_result(self, result_id: str) -> TaskResult:
+        item = None
+        if str(result_id).isdigit():
+            item = QueueItem.objects.filter(
+                pk=int(result_id), operation=Operation.TASK
+            ).first()
+        if item is None:
+            raise TaskResultDoesNotExist(result_id)
+        return task_result(item)
+
+
+def task_result(item: QueueItem) -> TaskResult:
+    """The queue item as Django's ``TaskResult``."""
+    payload = item.payload
+    task = import_string(payload["task"]).using(
+        priority=item.priority,
+        queue_name=item.queue_name,
+        backend=payload["backend"],
+        run_after=item.next_retry_at if item.status == Status.RETRY_PENDING else None,
+    )
+    result = TaskResult(
+        task=task,
+        id=str(item.pk),
+        status=RESULT_STATUS[item.status],
+        enqueued_at=item.created_at,
+        started_at=item.started_at,
+        finished_at=item.finished_at,
+        last_attempted_at=item.started_at,
+        args=payload["args"],
+        kwargs=payload["kwargs"],
+        backend=payload["backend"],
+        errors=[TaskError(**error) for error in payload.get("errors", [])],
+        # One entry per attempt (TaskResult.attempts counts them).
+        worker_ids=[item.claimed_by] * item.attempts,
+    )
+    object.__setattr__(result, "_return_value", item.result)
+    return result
+
+
+def _run(item: QueueItem) -> Any:
+    """One attempt of a task, in the worker thread (tasks use Django)."""
+    result = task_result(item)
+    task_started.send(QueueBackend, task_result=result)
+    args, kwargs = result.args, result.kwargs
+    if result.task.takes_context:
+        args = [TaskContext(task_result=result), *args]
+    return normalize_json(result.task.call(*args, **kwargs))
+
+
+def _failed(item: QueueItem, outcome: Any) -> None:
+    """Store the attempt's error beside the earlier ones (TaskResult.errors)."""
+    exc = outcome.result
+    error = {
+        "exception_class_path": get_module_path(type(exc)) if exc else "",
+        "traceback": "".join(traceback.format_exception(exc))
+        if exc
+        else outcome.error_message,
+    }
+    item.payload = {**item.payload, "errors": [*item.payload["errors"], error]}
+    QueueItem.objects.filter(pk=item.pk).update(payload=item.payload)
+    _finished_on_commit(item.pk)
+
+
+def _finished_on_commit(item_id: int) -> None:
+    def send() -> None:
+        item = QueueItem.objects.filter(pk=item_id).first()
+        if item is not None and item.status in (Status.COMPLETED, Status.FAILED):
+            task_finished.send(QueueBackend, task_result=task_result(item))
+
+    transaction.on_commit(send)
+
+
+def register() -> None:
+    operations.register(
+        operations.JobKind(
+            name=Operation.TASK,
+            run=_run,
+            result=lambda value: value,
+            on_success=lambda item, _value: _finished_on_commit(item.pk),
+            on_failure=_failed,
+        )
+    )

@@ -1,0 +1,122 @@
+"""Django's tasks API (@task) on this queue, run by real workers on a real database."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+from django_tasks import TaskResultStatus, task_backends
+from django_tasks.exceptions import InvalidTaskError, TaskResultDoesNotExist
+from django_tasks.signals import task_enqueued, task_finished
+
+from jobqueue.models import ExtractionMetric, QueueItem, Status
+from jobqueue.tasks import QueueBackend
+from jobqueue.worker import ExtractionWorker
+from tests.conftest import wait_for
+from tests.jobqueue.task_apps import mail, reports
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def run_worker():
+    """Start an in-process worker (real threads); always stopped at teardown."""
+    workers: list[ExtractionWorker] = []
+
+    def start(**kwargs) -> ExtractionWorker:
+        options = {"num_workers": 1, "poll_interval": 0.1, "heartbeat_interval": 0.5}
+        worker = ExtractionWorker(**{**options, **kwargs})
+        workers.append(worker)
+        worker.start()
+        return worker
+
+    yield start
+    for worker in workers:
+        worker.stop(timeout=5)
+
+
+def finished(result) -> bool:
+    result.refresh()
+    return result.is_finished
+
+
+def test_the_default_backend_is_this_queue():
+    backend = task_backends["default"]
+    assert isinstance(backend, QueueBackend)
+    assert backend.supports_defer and backend.supports_get_result
+    with pytest.raises(InvalidTaskError):
+        reports.total.using(priority=101).enqueue([1])
+    with pytest.raises(TaskResultDoesNotExist):
+        backend.get_result("999999")
+
+
+def test_tasks_of_two_apps_on_two_queues_by_priority_and_run_after(run_worker):
+    enqueued = []
+
+    def on_enqueued(sender, task_result, **kwargs):
+        enqueued.append(task_result.id)
+
+    task_enqueued.connect(on_enqueued)  # weak: gone with the test
+    later = reports.total.using(run_after=timezone.now() + timedelta(seconds=1.5))
+    deferred = later.enqueue([100])
+    low = reports.total.using(priority=-5).enqueue([1, 2])
+    high = reports.slow_total.enqueue([3, 4])  # async, priority 10
+    mail_result = mail.send.enqueue("ops@example.com")
+    assert len(enqueued) == 4
+    assert low.status == TaskResultStatus.READY and low.args == [[1, 2]]
+
+    run_worker(num_workers=1)
+    wait_for(lambda: finished(low) and finished(high) and finished(mail_result), 30)
+    assert high.return_value == 7 and low.return_value == 3
+    assert mail_result.return_value["to"] == "ops@example.com"
+    # Priority first, then age (one worker: one at a time).
+    assert high.started_at <= low.started_at
+    deferred.refresh()
+    assert not deferred.is_finished  # not before its time
+    wait_for(lambda: finished(deferred), 30)
+    assert deferred.return_value == 100
+    assert deferred.started_at >= deferred.enqueued_at + timedelta(seconds=1.4)
+    assert deferred.attempts == 1 and deferred.worker_ids
+    # Async access, as Django's API offers it.
+    from asgiref.sync import async_to_sync
+
+    again = async_to_sync(reports.total.aget_result)(deferred.id)
+    assert again.return_value == 100
+
+
+def test_a_failing_task_stores_its_errors_and_is_retried(run_worker):
+    done = []
+
+    def on_finished(sender, task_result, **kwargs):
+        done.append(task_result)
+
+    task_finished.connect(on_finished)  # weak: gone with the test
+    flaky = mail.flaky.enqueue(fail_until=2)
+    hopeless = mail.flaky.enqueue(fail_until=99)
+    run_worker(max_retries=1)
+    wait_for(lambda: finished(flaky) and finished(hopeless), 30)
+
+    assert flaky.status == TaskResultStatus.SUCCESSFUL
+    assert flaky.return_value == 2 and flaky.attempts == 2
+    assert [e.exception_class for e in flaky.errors] == [ValueError]
+    assert "attempt 1 failed" in flaky.errors[0].traceback
+
+    assert hopeless.status == TaskResultStatus.FAILED
+    assert len(hopeless.errors) == 2  # the first try and its one retry
+    assert "Traceback" in hopeless.errors[-1].traceback
+    with pytest.raises(ValueError, match="failed"):
+        _ = hopeless.return_value
+    outcomes = ExtractionMetric.objects.filter(job_id=int(hopeless.id))
+    assert sorted(outcomes.values_list("outcome", flat=True)) == ["failed", "retry"]
+    wait_for(lambda: {r.id for r in done} == {flaky.id, hopeless.id}, 10)
+
+
+def test_a_worker_limited_to_one_queue_leaves_the_other_alone(run_worker):
+    report = reports.total.enqueue([5])
+    message = mail.send.enqueue("a@example.com")
+    run_worker(queues=["mail"])
+    wait_for(lambda: finished(message), 30)
+    report.refresh()
+    assert report.status == TaskResultStatus.READY
+    assert QueueItem.objects.get(pk=int(report.id)).status == Status.PENDING
