@@ -87,10 +87,10 @@ class QueueItemAdmin(admin.ModelAdmin):
         "worker_column",
         "age_column",
     )
-    list_filter = ("status", "operation", "error_type", RetryDueFilter)
+    list_filter = ("status", "operation", "queue_name", "error_type", RetryDueFilter)
     date_hierarchy = "created_at"
-    search_fields = ("document__original_filename", "error_message")
-    search_help_text = "Search by document name or error message."
+    search_fields = ("document__original_filename", "payload__task", "error_message")
+    search_help_text = "Search by document name, task name or error message."
     list_select_related = ("document",)
     ordering = ("-created_at", "-id")
     list_per_page = 50
@@ -151,7 +151,10 @@ class QueueItemAdmin(admin.ModelAdmin):
     # --- Columns ---------------------------------------------------------------
 
     @admin.display(description="Document", ordering="document__original_filename")
-    def document_column(self, obj: QueueItem) -> SafeString:
+    def document_column(self, obj: QueueItem) -> SafeString | str:
+        if obj.document is None:
+            # A task: its name stands where a document would.
+            return obj.payload.get("task", "-")
         return document_link(obj.document_id, obj.document.original_filename)
 
     @admin.display(description="Status", ordering="status")

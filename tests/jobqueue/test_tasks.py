@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import signal
 from datetime import timedelta
 
 import pytest
+from django.urls import reverse
 from django.utils import timezone
 from django_tasks import TaskResultStatus, task_backends
 from django_tasks.exceptions import InvalidTaskError, TaskResultDoesNotExist
@@ -120,3 +123,54 @@ def test_a_worker_limited_to_one_queue_leaves_the_other_alone(run_worker):
     report.refresh()
     assert report.status == TaskResultStatus.READY
     assert QueueItem.objects.get(pk=int(report.id)).status == Status.PENDING
+
+
+WORKER = ("--workers", "1", "--heartbeat-interval", "0.2", "--poll-interval", "0.1")
+
+
+def test_process_queue_takes_only_the_queues_it_is_given(start_worker):
+    report = reports.total.enqueue([2, 3])
+    message = mail.send.enqueue("b@example.com")
+    start_worker(*WORKER, "--queue", "reports", "--queue", "other")
+    wait_for(lambda: finished(report), 30)
+    assert report.return_value == 5
+    message.refresh()
+    assert message.status == TaskResultStatus.READY
+
+
+def test_a_stalled_task_is_rescued_and_its_late_result_refused(start_worker):
+    env = {"QUEUE_STALE_WORKER_SECONDS": "1"}
+    result = mail.stall_once.enqueue(seconds=3)
+    job = QueueItem.objects.filter(pk=int(result.id))
+    stalled = start_worker(*WORKER, env=env)
+    wait_for(lambda: job.filter(status=Status.PROCESSING).exists(), 30)
+    os.killpg(stalled.pid, signal.SIGSTOP)
+    try:
+        start_worker(*WORKER, env=env)
+        wait_for(lambda: finished(result), 30)
+    finally:
+        os.killpg(stalled.pid, signal.SIGCONT)
+    assert result.return_value == 2 and result.attempts == 2
+    outcomes = ExtractionMetric.objects.filter(job_id=job.get().pk)
+    wait_for(lambda: outcomes.filter(outcome="refused").exists(), 30)
+    assert sorted(outcomes.values_list("outcome", flat=True)) == [
+        "completed",
+        "refused",
+        "rescued",
+    ]
+    result.refresh()
+    assert result.return_value == 2
+
+
+def test_tasks_are_listed_in_the_admin_by_queue_and_name(admin_client):
+    report = reports.total.enqueue([1])
+    mail.send.enqueue("c@example.com")
+    page = admin_client.get("/admin/jobqueue/queueitem/", {"queue_name": "reports"})
+    assert page.status_code == 200
+    assert "tests.jobqueue.task_apps.reports.total" in page.content.decode()
+    assert "task_apps.mail.send" not in page.content.decode()
+    found = admin_client.get("/admin/jobqueue/queueitem/", {"q": "mail.send"})
+    assert "tests.jobqueue.task_apps.mail.send" in found.content.decode()
+    item_page = admin_client.get(f"/admin/jobqueue/queueitem/{report.id}/change/")
+    assert item_page.status_code == 200
+    assert admin_client.get(reverse("admin:jobqueue_dashboard")).status_code == 200
