@@ -491,7 +491,7 @@ def test_a_result_the_database_refuses_fails_the_attempt_instead_of_hanging(
     def refuse(**kwargs) -> None:
         raise DataError("string is too long for tsvector")
 
-    monkeypatch.setattr("jobqueue.runner.document_store_result", refuse)
+    monkeypatch.setattr("documents.services.document_store_result", refuse)
     job_id = queue.enqueue(make_document(b"some text").pk)
     assert process_document_queue() == {"processed": 1, "completed": 0, "failed": 1}
     job = QueueItem.objects.get(pk=job_id)
