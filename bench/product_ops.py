@@ -4,6 +4,7 @@ Runs with the product's settings (DATABASE_URL, MEDIA_ROOT from the environment)
 prints one JSON object. Actions:
 
   seed-noop N                  N documents, one NOOP job each (one transaction)
+  seed-tasks N                 N calls of the @task bench.bench_tasks.noop (one transaction)
   seed-files --kinds pdf --repeat R | --jobs N
                                corpus files (expect=ok) copied into MEDIA_ROOT as
                                documents, one EXTRACT job each
@@ -80,6 +81,18 @@ def seed_noop(n: int) -> dict[str, Any]:
     ids = [d.pk for d in docs] or list(Document.objects.values_list("pk", flat=True))
     created = QueueManager(Operation.NOOP).enqueue_batch(ids)
     return {"jobs": len(created), "seconds": time.perf_counter() - started}
+
+
+def seed_tasks(n: int) -> dict[str, Any]:
+    from django.db import transaction
+
+    from bench.bench_tasks import noop
+
+    started = time.perf_counter()
+    with transaction.atomic():
+        for _ in range(n):
+            noop.enqueue()
+    return {"jobs": n, "seconds": time.perf_counter() - started}
 
 
 MIME = {
@@ -259,6 +272,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="action", required=True)
     sub.add_parser("seed-noop").add_argument("n", type=int)
+    sub.add_parser("seed-tasks").add_argument("n", type=int)
     files = sub.add_parser("seed-files")
     files.add_argument("--kinds", default="pdf")
     files.add_argument("--repeat", type=int, default=1)
@@ -279,6 +293,8 @@ def main() -> None:
         _setup()
         if args.action == "seed-noop":
             out = seed_noop(args.n)
+        elif args.action == "seed-tasks":
+            out = seed_tasks(args.n)
         elif args.action == "seed-files":
             out = seed_files(args.kinds.split(","), args.repeat, args.jobs)
         elif args.action == "seed-dir":

@@ -162,7 +162,8 @@ class Runner:
             url = scratch.fresh()
             if cfg.system == "ours":
                 env = common.product_env(url, self.tmp / "media")
-                seeded = json.loads(common.product_ops(env, "seed-noop", n))
+                seed = "seed-tasks" if self.args.ours_jobs == "tasks" else "seed-noop"
+                seeded = json.loads(common.product_ops(env, seed, n))
             else:
                 env = common.peers_env(url)
                 framework = "dtdb" if cfg.system == "django-tasks-db" else cfg.system
@@ -323,6 +324,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1, help="report the median")
     parser.add_argument(
         "--only", default="", help="systems: ours,django-tasks-db,procrastinate,celery"
+    )
+    parser.add_argument(
+        "--ours-jobs",
+        choices=("noop", "tasks"),
+        default="noop",
+        help="ours drains NOOP document jobs, or @task calls (bench.bench_tasks.noop)",
     )
     parser.add_argument("--db", default="", help="sqlite,postgres,redis (default: all)")
     parser.add_argument("--pgbench", type=int, default=5, help="seconds; 0 skips")
@@ -499,7 +506,8 @@ def report(args, todo, results, bench, load) -> None:
     names = {"sqlite": "SQLite", "postgres": "PostgreSQL", "redis": "Redis"}
     where = ", ".join(names[d] for d in names if any(c.db == d for c in todo))
     systems = sorted({c.system for c in todo}, key=[c.system for c in todo].index)
-    title = f"Drain throughput of no-op jobs: {where}, {' vs '.join(systems)}"
+    what = "@task no-op calls" if args.ours_jobs == "tasks" else "no-op jobs"
+    title = f"Drain throughput of {what}: {where}, {' vs '.join(systems)}"
     common.record(f"{title} (queue_throughput.py)", body)
 
 
