@@ -152,7 +152,7 @@ class QueueManager:
             payload=payload,
             priority=priority,
             queue_name=queue_name,
-            created_at=timezone.now(),
+            created_at=db_now(),
             max_retries=_default_max_retries() if max_retries is None else max_retries,
         )
         if run_after is not None:
