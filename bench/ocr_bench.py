@@ -67,10 +67,13 @@ FINISHED = (
     "SELECT count(*) FROM extraction_queue WHERE status IN ('completed', 'failed')"
 )
 _WORD = re.compile(r"[^\W_]+")
+# A word broken by a hyphen at a line end counts as the whole word, on every side:
+# the product joins such breaks, the text layer and raw Tesseract keep them.
+_LINE_END_HYPHEN = re.compile(r"-[ \t]*\n[ \t]*")
 
 
 def words(text: str) -> Counter[str]:
-    text = unicodedata.normalize("NFKC", text).lower()
+    text = _LINE_END_HYPHEN.sub("", unicodedata.normalize("NFKC", text).lower())
     return Counter(_WORD.findall(text))
 
 
@@ -88,7 +91,8 @@ def render(path: Path, index: int) -> tuple[Image.Image, str, tuple[float, float
         page = doc[index]
         size = page.get_size()
         textpage = page.get_textpage()
-        truth = textpage.get_text_bounded()
+        # As the product reads it: PDFium marks a line-end hyphen as U+0002.
+        truth = textpage.get_text_bounded().replace("\r\n", "\n").replace("\x02", "-\n")
         image = page.render(scale=DPI / 72, grayscale=True).to_pil().copy()
         textpage.close()
         page.close()
