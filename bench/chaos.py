@@ -678,7 +678,7 @@ def run_and_report(
         for vendor in ("sqlite", "postgres"):
             cmd = [PYTHON, sys.argv[0], *sys.argv[1:], "--db", vendor, "--json"]
             done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-            if done.returncode not in (0, 1):
+            if done.returncode not in (0, 1) or not done.stdout.strip():
                 sys.stderr.write(done.stderr)
                 return 2
             results.append(json.loads(done.stdout.strip().splitlines()[-1]))
