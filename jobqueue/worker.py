@@ -162,8 +162,7 @@ class ExtractionWorker:
         self._stopped.clear()
         self._started_at = time.monotonic()
         self.runner.start()
-        self._register()
-        self._beat(force=True)
+        self._join()
         self._wakeup.start()
         self._threads = [
             threading.Thread(
@@ -542,6 +541,27 @@ class ExtractionWorker:
         # When the write landed, not when it was sent: a stall is measured.
         self._last_beat = time.monotonic()
         return True
+
+    def _join(self) -> None:
+        """Register the heartbeats, waiting for the database if it is away: a worker
+        (re)started during an outage must not exit."""
+        backoff = Backoff()
+        while True:
+            try:
+                self._register()
+                self._beat(force=True)
+                return
+            except DatabaseError as exc:
+                if not is_database_fault(exc) or self._stop.is_set():
+                    raise
+                pause = backoff.next()
+                logger.warning(
+                    "Database unavailable at start (%s); trying again in %.1f s",
+                    _describe(exc),
+                    pause,
+                )
+                drop_connection()
+                self._stop.wait(pause)
 
     def _register(self) -> None:
         # update_or_create: a worker started again after stop() reuses its rows.

@@ -207,3 +207,21 @@ def test_a_worker_stalled_past_the_threshold_records_nothing_it_lost(
     ), "the stalled worker's results, and only those, were refused"
     assert "refused" in worker_log(stalled)
     assert stalled.poll() is None and rescuer.poll() is None
+
+
+@postgres_only
+def test_a_worker_started_while_postgres_is_down_waits_for_it(
+    start_worker, user, queue
+):
+    proxy = TcpProxy(connection.settings_dict.get("PORT") or 5432).start()
+    job = queue.enqueue(store(user, "later.txt", b"text for later").pk)
+    try:
+        proxy.cut()
+        env = {"DATABASE_URL": proxy.url(conftest.test_database_url())}
+        proc = start_worker(*FLAGS, env=env)
+        wait_for(lambda: "Database unavailable at start" in worker_log(proc), 30)
+        proxy.restore()
+        wait_for(lambda: QueueItem.objects.get(pk=job).status == Status.COMPLETED, 30)
+        assert proc.poll() is None
+    finally:
+        proxy.close()
