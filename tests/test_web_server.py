@@ -25,24 +25,13 @@ from django.test import Client
 
 from documents.models import Document
 from jobqueue.models import QueueItem
-from tests.conftest import REPO_ROOT, wait_for
+from tests.conftest import REPO_ROOT, free_port, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 PORTS = range(18600, 18700)  # this module's own range: never shared with others
 MB = 1024 * 1024
 CHUNK = 64 * 1024
-
-
-def free_port() -> int:
-    for port in PORTS:
-        with socket.socket() as sock:
-            try:
-                sock.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError("no free port in 18600-18699")
 
 
 @dataclass
@@ -56,7 +45,11 @@ class Server:
 @pytest.fixture
 def server(child_env, tmp_path) -> Iterator[Server]:
     """gunicorn with the shipped configuration, one worker, limits of 1 MB x 2 files."""
-    port, log, tmpdir = free_port(), tmp_path / "gunicorn.log", tmp_path / "upload-tmp"
+    port, log, tmpdir = (
+        free_port(PORTS),
+        tmp_path / "gunicorn.log",
+        tmp_path / "upload-tmp",
+    )
     tmpdir.mkdir()
     env = {
         **child_env,

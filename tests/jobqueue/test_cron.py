@@ -18,7 +18,7 @@ import pytest
 
 from jobqueue.models import ExtractionMetric, QueueControl, QueueItem, Status
 from jobqueue.worker import process_document_queue
-from tests.conftest import REPO_ROOT, wait_for
+from tests.conftest import REPO_ROOT, free_port, wait_for
 from tests.db_faults import PROXY_PORTS
 from tests.jobqueue.test_worker_processes import SLOW_EXTRACTOR, store
 
@@ -44,13 +44,13 @@ def test_a_job_still_running_when_the_budget_ends_is_released_uncharged(
     assert (job.status, job.attempts) == (Status.PENDING, 0)
 
 
-def test_once_and_cron_honour_the_pause_switch(user, queue, settings):
+def test_once_and_cron_honour_the_pause_switch(user, queue, child_env):
     job = queue.enqueue(store(user, "paused.txt", b"paused text").pk)
     QueueControl.set_paused(True, by="operator")
     out = subprocess.run(
         [sys.executable, "manage.py", "process_queue", "--once"],
         cwd=REPO_ROOT,
-        env=child_env_for(settings),
+        env=child_env,
         capture_output=True,
         text=True,
         check=True,
@@ -60,13 +60,13 @@ def test_once_and_cron_honour_the_pause_switch(user, queue, settings):
     assert QueueItem.objects.get(pk=job).status == Status.PENDING
 
 
-def test_once_from_a_terminal_shows_progress_and_finishes(user, queue, settings):
+def test_once_from_a_terminal_shows_progress_and_finishes(user, queue, child_env):
     job = queue.enqueue(store(user, "tty.txt", b"terminal text").pk)
     leader, follower = pty.openpty()
     proc = subprocess.Popen(
         [sys.executable, "manage.py", "process_queue", "--once"],
         cwd=REPO_ROOT,
-        env=child_env_for(settings),
+        env=child_env,
         stdin=follower,
         stdout=follower,
         stderr=follower,
@@ -85,19 +85,19 @@ def test_once_from_a_terminal_shows_progress_and_finishes(user, queue, settings)
 @pytest.mark.slow
 @pytest.mark.parametrize("how", ["web request", "process_queue --once"])
 def test_a_cron_run_killed_mid_job_leaves_no_orphan_and_its_job_is_rescued(
-    user, queue, settings, tmp_path, slow_extractor, how
+    user, queue, settings, child_env, tmp_path, slow_extractor, how
 ):
     document = store(user, "slow.txt", b"sleep:60 cron text")
     job = queue.enqueue(document.pk)
     env = {
-        **child_env_for(settings),
+        **child_env,
         **SLOW_EXTRACTOR,
         "CRON_TOKEN": "cron-token",
         "QUEUE_HEARTBEAT_INTERVAL": "0.3",
     }
     log = open(tmp_path / "cron.log", "w+b")  # noqa: SIM115
     if how == "web request":
-        port = free_port()
+        port = free_port(PROXY_PORTS)
         args = ["runserver", f"127.0.0.1:{port}", "--noreload"]
     else:
         args = ["process_queue", "--once"]
@@ -137,28 +137,6 @@ def test_a_cron_run_killed_mid_job_leaves_no_orphan_and_its_job_is_rescued(
     assert ExtractionMetric.objects.filter(
         job=job, outcome=ExtractionMetric.Outcome.RESCUED
     ).exists()
-
-
-def child_env_for(settings) -> dict[str, str]:
-    from tests.conftest import test_database_url
-
-    return {
-        **os.environ,
-        "DATABASE_URL": test_database_url(),
-        "MEDIA_ROOT": str(settings.MEDIA_ROOT),
-        "PYTHONUNBUFFERED": "1",
-    }
-
-
-def free_port() -> int:
-    for port in PROXY_PORTS:
-        with socket.socket() as sock:
-            try:
-                sock.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError("no free port in 18100-18199")
 
 
 def port_open(port: int) -> bool:
