@@ -173,6 +173,8 @@ OCR_LANGUAGES = env.str("OCR_LANGUAGES", default="eng")  # "eng+deu": several
 OCR_DPI = env.int("OCR_DPI", default=300)  # PDF pages are rendered at this for OCR
 EXTRACTED_TEXT_MAX_CHARS = env.int("EXTRACTED_TEXT_MAX_CHARS", default=10_000_000)
 EXTRACTION_MAX_PAGES = env.int("EXTRACTION_MAX_PAGES", default=5_000)
+# Draw each document's first-page thumbnail (a queue job once its text is read).
+THUMBNAILS = env.bool("THUMBNAILS", default=True)
 # Keyword arguments the workers give the extract function, from the settings above.
 QUEUE_EXTRACT_OPTIONS = "documents.extraction.extract_options"
 # Functions adding figures to the queue dashboard: f(now) -> [{label, value, warning}]

@@ -11,7 +11,7 @@ from rest_framework.settings import api_settings
 from rest_framework.throttling import UserRateThrottle
 
 from documents.models import Document
-from jobqueue.models import QueueItem
+from jobqueue.models import Operation, QueueItem
 
 OPERATOR_PERMISSION = "jobqueue.change_queueitem"
 DEFAULT_PRIORITY = 0
@@ -39,7 +39,13 @@ def can_set_priority(user, priority: int) -> bool:
 def check_active_jobs(user, adding: int = 1) -> None:
     """Refuse work that would take the user over ``USER_MAX_ACTIVE_JOBS``."""
     limit = settings.USER_MAX_ACTIVE_JOBS
-    active = QueueItem.objects.active().filter(document__owner=user).count()
+    # Thumbnails follow finished work; they are the product's, not the person's.
+    active = (
+        QueueItem.objects.active()
+        .filter(document__owner=user)
+        .exclude(operation=Operation.THUMBNAIL)
+        .count()
+    )
     if active + adding > limit:
         raise LimitReached(
             f"You have {active} documents waiting or being processed; the limit is "

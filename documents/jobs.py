@@ -1,4 +1,4 @@
-"""Document extraction as job kinds of the queue (extract, reprocess, and the
+"""Document work as job kinds of the queue (extract, reprocess, thumbnail, and the
 benchmarks' noop): what runs in the child, and what a job's outcome writes to its
 document, in the same transaction as the queue item's change."""
 
@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.db.models.functions import Substr
 from django.utils.module_loading import import_string
 
 from jobqueue import operations
@@ -15,25 +16,33 @@ from jobqueue.models import ErrorType, Operation
 from jobqueue.services import QueueManager
 from jobqueue.sql import DbNow
 
+# Below people's own work (0), so a thumbnail never delays a document's text.
+THUMBNAIL_PRIORITY = -10
+# Enough text for a card's lines, without loading a whole book.
+CARD_TEXT_CHARS = 3000
+
 
 def _prepare(item: Any) -> dict[str, Any]:
     from documents.models import Document
 
     document = Document.objects.only("file", "mime_type").get(pk=item.document_id)
+    return {
+        "function": settings.QUEUE_EXTRACT_FUNCTION,
+        "path": _local_path(document),
+        "mime_type": document.mime_type,
+        # Children read no Django settings.
+        "options": import_string(settings.QUEUE_EXTRACT_OPTIONS)(),
+    }
+
+
+def _local_path(document: Any) -> str:
     try:
-        path = document.file.path
+        return document.file.path
     except NotImplementedError:
         raise JobFailed(
             ErrorType.EXTRACTOR_MISSING,
             "The file storage has no local paths; mount it or use a shared filesystem.",
         ) from None
-    return {
-        "function": settings.QUEUE_EXTRACT_FUNCTION,
-        "path": path,
-        "mime_type": document.mime_type,
-        # Children read no Django settings.
-        "options": import_string(settings.QUEUE_EXTRACT_OPTIONS)(),
-    }
 
 
 def _store(item: Any, result: Any) -> None:
@@ -42,6 +51,34 @@ def _store(item: Any, result: Any) -> None:
     if result.details:
         QueueManager().record_details(item.pk, item.attempts, result.details)
     document_store_result(document_id=item.document_id, result=result)
+    if settings.THUMBNAILS:
+        # The text card needs the text: the thumbnail follows the extraction.
+        QueueManager(Operation.THUMBNAIL).enqueue(item.document_id, THUMBNAIL_PRIORITY)
+
+
+def _prepare_thumbnail(item: Any) -> dict[str, Any]:
+    from documents.models import Document
+
+    document = Document.objects.only(
+        "file", "mime_type", "title", "original_filename"
+    ).get(pk=item.document_id)
+    return {
+        "path": _local_path(document),
+        "mime_type": document.mime_type,
+        "title": str(document),
+        "text": Document.objects.filter(pk=document.pk)
+        .values_list(Substr("text", 1, CARD_TEXT_CHARS), flat=True)
+        .get(),
+    }
+
+
+def _store_thumbnail(item: Any, png: bytes) -> None:
+    from documents.models import Document
+    from documents.pages import store_thumbnail
+
+    document = Document.objects.only("file", "sha256").get(pk=item.document_id)
+    name = store_thumbnail(document, png)
+    Document.objects.filter(pk=document.pk).update(thumbnail=name)
 
 
 def _set_status(ids: list[int], status: str, fields: dict[str, Any]) -> None:
@@ -59,6 +96,10 @@ def _metrics(result: Any) -> dict[str, Any]:
         "confidence": result.confidence,
         "extractor": result.extractor,
     }
+
+
+def _thumbnail_metrics(png: bytes) -> dict[str, Any]:
+    return {"pages": 1, "extractor": "thumbnail"}
 
 
 def _noop(item: Any) -> dict[str, Any]:
@@ -80,6 +121,18 @@ def register() -> None:
                 metrics=_metrics,
             )
         )
+    operations.register(
+        operations.JobKind(
+            name=Operation.THUMBNAIL,
+            child="documents.thumbnails.thumbnail_in_child",
+            prepare=_prepare_thumbnail,
+            preload=("documents.thumbnails",),
+            on_success=_store_thumbnail,
+            metrics=_thumbnail_metrics,
+            timeout=60,
+            max_retries=1,
+        )
+    )
     operations.register(
         operations.JobKind(
             name=Operation.NOOP, run=_noop, on_status=_set_status, metrics=dict

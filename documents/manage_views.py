@@ -193,3 +193,19 @@ def page_image(request: HttpRequest, pk: int, number: int) -> FileResponse:
     # Private to the owner; the image never changes for this file and page.
     response["Cache-Control"] = "private, max-age=86400"
     return response
+
+
+@login_required
+@require_GET
+def thumbnail(request: HttpRequest, pk: int) -> FileResponse:
+    """The document's first-page thumbnail, for those who may see the document."""
+    documents = Document.objects.for_user(request.user).exclude(thumbnail="")
+    document = get_object_or_404(documents.only("file", "thumbnail"), pk=pk)
+    try:
+        image = document.file.storage.open(document.thumbnail)
+    except FileNotFoundError:
+        raise Http404("The thumbnail is gone; reprocess to draw it again.") from None
+    response = FileResponse(image, content_type="image/png")
+    # Its URL stays when a reprocess draws it again: revalidate after a while.
+    response["Cache-Control"] = "private, max-age=300"
+    return response

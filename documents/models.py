@@ -70,6 +70,8 @@ class Document(models.Model):
     confidence = models.FloatField(null=True, blank=True)
     extractor = models.CharField(max_length=64, blank=True)
     extraction_note = models.TextField(blank=True)
+    # Storage name of the first page's picture (the ``thumbnail`` job makes it).
+    thumbnail = models.CharField(max_length=255, blank=True)
     processed_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -27,6 +27,19 @@ def cache_folder(document: Document) -> str:
     return f"pages/{document.pk}"
 
 
+def thumbnail_name(document: Document) -> str:
+    """Where the document's first-page thumbnail is kept (removed with its pages)."""
+    return f"{cache_folder(document)}/thumbnail-{document.sha256[:16]}.png"
+
+
+def store_thumbnail(document: Document, png: bytes) -> str:
+    """Keep the thumbnail, replacing an older one of the same file."""
+    storage, name = document.file.storage, thumbnail_name(document)
+    if storage.exists(name):
+        storage.delete(name)
+    return storage.save(name, ContentFile(png))
+
+
 def page_png(document: Document, number: int) -> str:
     """The storage name of the page's PNG, rendering it first if it is not kept yet."""
     if document.page_count is not None and not 1 <= number <= document.page_count:

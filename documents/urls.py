@@ -18,4 +18,5 @@ urlpatterns = [
     path("<int:pk>/edit/", manage_views.edit, name="edit"),
     path("<int:pk>/delete/", manage_views.delete, name="delete"),
     path("<int:pk>/pages/<int:number>/", manage_views.page_image, name="page"),
+    path("<int:pk>/thumbnail/", manage_views.thumbnail, name="thumbnail"),
 ]

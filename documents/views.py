@@ -21,6 +21,7 @@ from django.http import (
     JsonResponse,
 )
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_POST
@@ -54,7 +55,7 @@ from documents.templatetags.documents_tags import (
     is_active,
     status_help,
 )
-from jobqueue.models import Status
+from jobqueue.models import Operation, QueueItem, Status
 
 PAGE_SIZE = 25
 SEARCH_PAGE_SIZE = 20
@@ -74,6 +75,7 @@ SORTS: dict[str, tuple] = {
 }
 LIST_FIELDS = (
     "original_filename",
+    "thumbnail",
     "title",
     "status",
     "size",
@@ -83,7 +85,16 @@ LIST_FIELDS = (
 )
 
 
-def _status_json(document: Document) -> dict:
+def _thumbnails_pending(ids: list[int]) -> set[int]:
+    """Which of these documents have a thumbnail still to be drawn."""
+    return set(
+        QueueItem.objects.active()
+        .filter(document_id__in=ids, operation=Operation.THUMBNAIL)
+        .values_list("document_id", flat=True)
+    )
+
+
+def _status_json(document: Document, pending: set[int]) -> dict:
     return {
         "id": document.pk,
         "status": document.status,
@@ -96,6 +107,10 @@ def _status_json(document: Document) -> dict:
         "error_message": document.error_message or None,
         "error_help": error_help(document) or None,
         "page_count": document.page_count,
+        "thumbnail_url": reverse("documents:thumbnail", args=[document.pk])
+        if document.thumbnail
+        else None,
+        "thumbnail_pending": document.pk in pending,
     }
 
 
@@ -232,6 +247,7 @@ def document_list(request: HttpRequest) -> HttpResponse:
         "types": sorted(((t, format_label(t)) for t in types), key=lambda t: t[1]),
         "tags": Tag.objects.filter(owner=request.user),
         "any_active": any(is_active(d.status) for d in page),
+        "thumbnails_pending": _thumbnails_pending([d.pk for d in page]),
     }
     return render(request, "documents/list.html", context)
 
@@ -311,7 +327,7 @@ def document_status(request: HttpRequest, pk: int) -> JsonResponse:
     document = get_object_or_404(
         Document.objects.for_user(request.user).defer("text"), pk=pk
     )
-    return JsonResponse(_status_json(document))
+    return JsonResponse(_status_json(document, _thumbnails_pending([document.pk])))
 
 
 @login_required
@@ -324,8 +340,9 @@ def document_statuses(request: HttpRequest) -> JsonResponse:
         if i.isascii() and i.isdigit() and len(i) < 19
     ]
     documents = Document.objects.for_user(request.user).filter(pk__in=ids)
+    pending = _thumbnails_pending(ids)
     return JsonResponse(
-        {"documents": [_status_json(d) for d in documents.defer("text")]}
+        {"documents": [_status_json(d, pending) for d in documents.defer("text")]}
     )
 
 

@@ -44,6 +44,8 @@ class Operation(models.TextChoices):
     NOOP = "noop", "No-op (benchmark)"
     # A Django task (@task) run through jobqueue.tasks.QueueBackend.
     TASK = "task", "Task"
+    # A document's first-page picture, made once its text is read.
+    THUMBNAIL = "thumbnail", "Thumbnail"
 
 
 DEFAULT_QUEUE = "default"

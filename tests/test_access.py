@@ -155,6 +155,15 @@ PROJECT: dict[str, list[Case]] = {
         ),
         Case(lambda w: f"/documents/{_doc(w)}/pages/1/", people(405), "post"),
     ],
+    # A thumbnail not drawn yet is a 404 for everyone (tests/documents/
+    # test_thumbnails.py covers a drawn one: its owner and staff see it).
+    "documents:thumbnail": [
+        Case(
+            lambda w: f"/documents/{_doc(w)}/thumbnail/",
+            expect(302, 404, 404, 404, 404, 404),
+        ),
+        Case(lambda w: f"/documents/{_doc(w)}/thumbnail/", people(405), "post"),
+    ],
     "documents:bulk": [
         Case(lambda w: "/documents/bulk/", people(405)),
         # Nothing selected: back to the list, with a message.

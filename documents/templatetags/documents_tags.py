@@ -8,7 +8,7 @@ from django import template
 from django.utils.html import format_html
 from django.utils.translation import ngettext
 
-from documents.extractors.formats import label_for
+from documents.extractors.formats import accepted_labels, label_for
 from documents.models import Document
 from jobqueue import dashboard
 from jobqueue.models import ACTIVE_STATUSES, ErrorType, QueueControl, Status
@@ -37,10 +37,8 @@ ERROR_HELP: dict[str, str] = {
         "The tool that reads this kind of file is not available on the server right "
         "now. It is retried automatically; if it keeps failing, tell an administrator."
     ),
-    ErrorType.UNSUPPORTED: (
-        "Text cannot be read from this kind of file. Upload a PDF, a Word (DOCX) "
-        "document or a plain-text file."
-    ),
+    # Completed by error_help with the formats that are read.
+    ErrorType.UNSUPPORTED: "Text cannot be read from this file. Files of these kinds are read: ",
     ErrorType.UNKNOWN: (
         "Something unexpected went wrong while reading the file. Reprocess it; if it "
         "fails again, tell an administrator and quote the details below."
@@ -65,6 +63,8 @@ def error_help(document: Document) -> str:
         return ""
     if dashboard.is_encrypted(document.error_type, document.error_message):
         return ENCRYPTED_HELP
+    if document.error_type == ErrorType.UNSUPPORTED:
+        return f"{ERROR_HELP[ErrorType.UNSUPPORTED]}{accepted_labels()}."
     return ERROR_HELP.get(document.error_type, ERROR_HELP[ErrorType.UNKNOWN])
 
 
@@ -103,6 +103,13 @@ def is_active(status: str) -> bool:
 def status_badge(document: Document) -> dict:
     """The coloured status badge; scripts find it by ``data-badge`` and update it."""
     return {"status": document.status, "label": document.get_status_display()}
+
+
+@register.inclusion_tag("documents/_thumbnail.html")
+def thumbnail(document: Document, size: str = "small") -> dict:
+    """The first page's picture, or a card with the type's name until there is one;
+    scripts find it by ``data-thumbnail`` and put the picture in when it is drawn."""
+    return {"document": document, "size": size, "label": label_for(document.mime_type)}
 
 
 @register.simple_tag(takes_context=True)

@@ -77,6 +77,17 @@
     });
   }
 
+  /* Put the first page's picture in once it has been drawn. */
+  function showThumbnail(box, url) {
+    if (!box || !url || box.querySelector("img")) {
+      return;
+    }
+    var image = document.createElement("img");
+    image.alt = "";
+    image.src = url;
+    box.replaceChildren(image);
+  }
+
   /* Swap the page's live regions for fresh ones, without reloading the page. */
   function refreshRegions() {
     return fetch(window.location.href, { credentials: "same-origin", cache: "no-store" })
@@ -131,6 +142,7 @@
         })
         .join("&");
       return getJSON(table.dataset.statusesUrl + "?" + query).then(function (data) {
+        var changed = false;
         data.documents.forEach(function (doc) {
           var row = table.querySelector('tr[data-document-id="' + doc.id + '"]');
           if (!row) {
@@ -138,10 +150,17 @@
           }
           if (updateBadge(row.querySelector("[data-badge]"), doc)) {
             announce(row.dataset.documentName + ": " + doc.status_label);
+            changed = true;
           }
           row.toggleAttribute("data-active", doc.active);
+          row.toggleAttribute("data-thumbnail-pending", doc.thumbnail_pending);
+          showThumbnail(row.querySelector("[data-thumbnail]"), doc.thumbnail_url);
         });
-        return table.querySelector("tr[data-active]") ? POLL_MS : IDLE_POLL_MS;
+        var next = table.querySelector("tr[data-active], tr[data-thumbnail-pending]")
+          ? POLL_MS
+          : IDLE_POLL_MS;
+        /* The status chips' counts follow the badges. */
+        return changed ? refreshRegions().then(function () { return next; }) : next;
       });
     });
   }

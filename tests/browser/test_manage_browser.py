@@ -198,3 +198,29 @@ def test_page_viewer_turns_pages(page, live_server, user, make_document):
         "img => img.complete && img.naturalWidth === 1000", arg=second.element_handle()
     )
     expect(page.get_by_role("link", name="Next page →")).to_have_count(0)
+
+
+def test_list_counts_and_thumbnails_follow_a_real_worker(
+    page, live_server, user, make_document, start_worker
+):
+    """The status chips' counts change with the badges, and the first page's picture
+    appears once a worker has drawn it, without a reload."""
+    from playwright.sync_api import expect
+
+    from tests.files import pdf_bytes
+
+    doc = make_document(pdf_bytes(), name="report.pdf", mime_type="application/pdf")
+    QueueManager().enqueue(doc.pk)
+    login(page, live_server, "alice", PASSWORD)
+    chips = page.locator("#status-filters")
+    expect(chips).to_contain_text("Pending 1")
+    page.evaluate("window.__notReloaded = true")
+    start_worker("--workers", "1", "--poll-interval", "0.2", env={"THUMBNAILS": "1"})
+    expect(chips).to_contain_text("Completed 1", timeout=30_000)
+    expect(chips).not_to_contain_text("Pending")
+    picture = page.locator(f'tr[data-document-id="{doc.pk}"] [data-thumbnail] img')
+    expect(picture).to_have_count(1, timeout=30_000)
+    page.wait_for_function(
+        "img => img.complete && img.naturalWidth > 0", arg=picture.element_handle()
+    )
+    assert page.evaluate("window.__notReloaded === true")

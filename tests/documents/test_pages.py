@@ -338,7 +338,7 @@ def test_detail_of_an_unfinished_document_updates_itself(
     [
         (ErrorType.CORRUPTION, "damaged or password-protected"),
         (ErrorType.TIMEOUT, "took too long"),
-        (ErrorType.UNSUPPORTED, "Upload a PDF"),
+        (ErrorType.UNSUPPORTED, "Files of these kinds are read: PDF, "),
         (ErrorType.EXTRACTOR_MISSING, "not available on the server"),
         (ErrorType.UNKNOWN, "Something unexpected"),
         ("something-new", "Something unexpected"),

@@ -1,0 +1,97 @@
+"""First-page thumbnails, drawn by the queue's children (the ``thumbnail`` job kind).
+No Django here: children start fast and hold no database connection.
+
+A PDF's first page is drawn with PDFium, an image is scaled (its first frame, turned
+upright), and any other document becomes a text card: its title and the first lines of
+its extracted text on a page-shaped card."""
+
+from __future__ import annotations
+
+import io
+import textwrap
+import warnings
+
+from PIL import Image, ImageDraw, ImageFont, ImageOps, UnidentifiedImageError
+
+from documents.page_render import render
+from jobqueue.child import JobFailed
+
+# The box a thumbnail fits in: an A4 page's shape, two list rows high.
+WIDTH, HEIGHT = 240, 340
+CARD_MARGIN = 16
+CARD_LINES = 18
+PDF = "application/pdf"
+
+
+def thumbnail_in_child(path: str, mime_type: str, title: str, text: str) -> bytes:
+    """The document's thumbnail as PNG bytes; JobFailed says why there is none."""
+    if mime_type == PDF:
+        picture = _pdf_page(path)
+    elif mime_type.startswith("image/"):
+        picture = _image(path)
+    else:
+        picture = text_card(title, text)
+    picture.thumbnail((WIDTH, HEIGHT))
+    buffer = io.BytesIO()
+    picture.save(buffer, format="PNG", optimize=True)
+    return buffer.getvalue()
+
+
+def _pdf_page(path: str) -> Image.Image:
+    import pypdfium2 as pdfium
+
+    try:
+        png = render(path, 1, width=WIDTH * 2)
+    except pdfium.PdfiumError as exc:
+        message = f"The PDF's first page cannot be drawn: {exc}"
+        raise JobFailed("corruption", message) from exc
+    except IndexError:
+        raise JobFailed("unsupported", "The PDF has no pages to draw.") from None
+    return Image.open(io.BytesIO(png))
+
+
+def _image(path: str) -> Image.Image:
+    with warnings.catch_warnings():
+        # The same bound as reading the image: a bomb is refused, not decoded.
+        warnings.simplefilter("error", Image.DecompressionBombWarning)
+        try:
+            with Image.open(path) as image:
+                image.draft("RGB", (WIDTH * 2, HEIGHT * 2))  # JPEG: decode smaller
+                picture = ImageOps.exif_transpose(image)
+                picture.thumbnail((WIDTH, HEIGHT))
+                return _flatten(picture)
+        except (Image.DecompressionBombWarning, Image.DecompressionBombError):
+            raise JobFailed("unsupported", "The image is too large to draw.") from None
+        except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
+            raise JobFailed("corruption", f"The image cannot be drawn: {exc}") from exc
+
+
+def _flatten(image: Image.Image) -> Image.Image:
+    """RGB on white: transparency and palettes shown as people see them."""
+    image = image.convert("RGBA")
+    background = Image.new("RGBA", image.size, "white")
+    return Image.alpha_composite(background, image).convert("RGB")
+
+
+def text_card(title: str, text: str) -> Image.Image:
+    """A page-shaped card with the title and the first lines of the text."""
+    card = Image.new("RGB", (WIDTH, HEIGHT), "white")
+    draw = ImageDraw.Draw(card)
+    draw.rectangle([0, 0, WIDTH - 1, HEIGHT - 1], outline="#c9ced6")
+    heading = ImageFont.load_default(size=15)
+    body = ImageFont.load_default(size=11)
+    y = CARD_MARGIN
+    for line in textwrap.wrap(title, width=26)[:2]:
+        draw.text((CARD_MARGIN, y), line, fill="#1f2933", font=heading)
+        y += 20
+    y += 6
+    lines = [
+        wrapped
+        for paragraph in text.splitlines()
+        if paragraph.strip()
+        for wrapped in textwrap.wrap(paragraph.strip(), width=38)
+    ]
+    for line in lines[:CARD_LINES]:
+        draw.text((CARD_MARGIN, y), line, fill="#52606d", font=body)
+        y += 15
+    return card
