@@ -60,6 +60,7 @@ BAD_INPUT = {
     ],
     "ensure_first_user": [(["--username", "no spaces here"], "Enter a valid")],
     "check_storage": [(["--older-than", "-3"], "not allowed")],
+    "make_thumbnails": [(["--everything"], "unrecognized arguments")],
 }
 
 

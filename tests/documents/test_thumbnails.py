@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
 from django.urls import reverse
 from PIL import Image
 
@@ -213,3 +214,17 @@ def test_thumbnails_can_be_turned_off(user, settings, make_document, queue):
     settings.THUMBNAILS = True
     _store(item, ExtractionResult("text", 1, 1.0, "plain"))
     assert QueueItem.objects.filter(operation=Operation.THUMBNAIL).exists()
+
+
+@pytest.mark.django_db
+def test_make_thumbnails_queues_those_missing(make_document):
+    done, drawn, waiting = (make_document(name=f"{n}.txt") for n in "abc")
+    Document.objects.filter(pk__in=[done.pk, drawn.pk]).update(status=Status.COMPLETED)
+    Document.objects.filter(pk=drawn.pk).update(thumbnail="pages/x/thumbnail.png")
+    out = io.StringIO()
+    call_command("make_thumbnails", stdout=out)
+    assert "Queued 1 thumbnail job(s) for 1 document(s)." in out.getvalue()
+    jobs = QueueItem.objects.filter(operation=Operation.THUMBNAIL)
+    assert list(jobs.values_list("document_id", flat=True)) == [done.pk]
+    call_command("make_thumbnails", "--all", stdout=out)
+    assert set(jobs.values_list("document_id", flat=True)) == {done.pk, drawn.pk}
