@@ -14,7 +14,6 @@ from jobqueue import operations
 from jobqueue.child import JobFailed
 from jobqueue.models import ErrorType, Operation
 from jobqueue.services import QueueManager
-from jobqueue.sql import DbNow
 
 # Below people's own work (0), so a thumbnail never delays a document's text.
 THUMBNAIL_PRIORITY = -10
@@ -81,14 +80,6 @@ def _store_thumbnail(item: Any, png: bytes) -> None:
     Document.objects.filter(pk=document.pk).update(thumbnail=name)
 
 
-def _set_status(ids: list[int], status: str, fields: dict[str, Any]) -> None:
-    from documents.models import Document
-
-    Document.objects.filter(pk__in=ids).update(
-        status=status, updated_at=DbNow(), **fields
-    )
-
-
 def _metrics(result: Any) -> dict[str, Any]:
     return {
         "pages": result.page_count,
@@ -108,6 +99,10 @@ def _noop(item: Any) -> dict[str, Any]:
 
 
 def register() -> None:
+    from documents.models import Document
+
+    # A document's status mirrors its extraction jobs' (see jobqueue.operations).
+    documents_table = Document._meta.db_table
     for name in (Operation.EXTRACT, Operation.REPROCESS):
         operations.register(
             operations.JobKind(
@@ -117,7 +112,7 @@ def register() -> None:
                 preload=("documents.extractors.child", "documents.extractors.registry"),
                 progress=True,
                 on_success=_store,
-                on_status=_set_status,
+                status_table=documents_table,
                 metrics=_metrics,
             )
         )
@@ -135,6 +130,9 @@ def register() -> None:
     )
     operations.register(
         operations.JobKind(
-            name=Operation.NOOP, run=_noop, on_status=_set_status, metrics=dict
+            name=Operation.NOOP,
+            run=_noop,
+            status_table=documents_table,
+            metrics=dict,
         )
     )

@@ -3,9 +3,9 @@
 
 A kind says how an attempt runs (``child``: a function run in an extraction child,
 which has no Django; or ``run``: a function run in the worker thread), what is written
-in the worker's transaction when it succeeds (``on_success``), what follows the queue
-item's every state change in that same transaction (``on_status``, given the ids of
-the items' subjects: the ``document_id`` column), and its timeout and retries.
+in the worker's transaction when it succeeds (``on_success``), which table's rows
+mirror its items' state (``status_table``: the row whose id is the item's
+``document_id``), and its timeout and retries.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
+
+from jobqueue import sql
 
 
 @dataclass(frozen=True)
@@ -34,8 +36,11 @@ class JobKind:
     on_success: Callable[[Any, Any], None] | None = None
     # In the worker's transaction, once the item is marked failed or retry_pending.
     on_failure: Callable[[Any, Any], None] | None = None
-    # (subject ids, new status, fields such as error_type) on every state change.
-    on_status: Callable[[list[int], str, dict[str, Any]], None] | None = None
+    # A table whose row ``id = document_id`` follows the item's state: its columns
+    # status and updated_at (and error_type, error_message) are written by the queue's
+    # own statements, in the transaction that changes the item; the hot ones (claim,
+    # completion) in the same statement on PostgreSQL.
+    status_table: str = ""
     # The attempt's figures for extraction_metrics: pages, characters, confidence,
     # extractor (the guide's columns).
     metrics: Callable[[Any], dict[str, Any]] | None = None
@@ -63,16 +68,27 @@ def kinds() -> list[JobKind]:
     return list(_kinds.values())
 
 
+def mirrors() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Each status table with the kinds it mirrors, for the queue's statements."""
+    tables: dict[str, list[str]] = defaultdict(list)
+    for kind in _kinds.values():
+        if kind.status_table:
+            tables[kind.status_table].append(kind.name)
+    return tuple(
+        (table, tuple(sorted(names))) for table, names in sorted(tables.items())
+    )
+
+
 def status_changed(
-    rows: Iterable[tuple[str, int | None]], status: str, **fields: Any
+    rows: Iterable[tuple[str, int | None]], status: str, **fields: str
 ) -> None:
-    """Tell each kind that some of its items (``(operation, subject_id)``) moved to
-    ``status``; call inside the transaction that moved them."""
+    """Mirror the new ``status`` (and ``fields``: error_type, error_message) of items
+    (``(operation, subject_id)``) in their kinds' status tables; call inside the
+    transaction that moved them."""
     subjects: dict[str, list[int]] = defaultdict(list)
     for operation, subject_id in rows:
-        if subject_id is not None:
-            subjects[operation].append(subject_id)
-    for operation, ids in subjects.items():
         kind = _kinds.get(operation)
-        if kind is not None and kind.on_status is not None:
-            kind.on_status(ids, status, fields)
+        if subject_id is not None and kind is not None and kind.status_table:
+            subjects[kind.status_table].append(subject_id)
+    for table, ids in subjects.items():
+        sql.mirror(table, ids, status, fields)

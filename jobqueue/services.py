@@ -1,9 +1,9 @@
 """The queue API: every state change of a queue item goes through here.
 
 ``QueueManager`` is the guide's API; ``DocumentQueueService`` is the service text's
-API over the same code. Every state change tells the item's kind
-(``operations.status_changed``) in the same transaction, so a document's visible
-status changes with its queue item.
+API over the same code. Every state change is mirrored in the item's kind's status
+table (``operations.status_changed``, or the statement itself) in the same
+transaction, so a document's visible status changes with its queue item.
 """
 
 from __future__ import annotations
@@ -186,9 +186,8 @@ class QueueManager:
                     cursor.execute(statements.pg_claim, params)
                     *row, promoted = cursor.fetchone()
                     _promoted(promoted)
+                # Its status table was written by the same statement.
                 row = row if row[0] is not None else None
-                if row is not None:
-                    _claimed(row)
         else:
             row = self._take(statements.claim, params)
         if row is None:
@@ -245,20 +244,17 @@ class QueueManager:
         }
         with transaction.atomic(savepoint=False), connection.cursor() as cursor:
             if connection.vendor == "postgresql":
+                # Metrics row and status table too, in the same statement.
                 cursor.execute(statements.pg_complete, params)
-                done = cursor.fetchone()
-            else:
-                cursor.execute(statements.complete, params)
-                row = cursor.fetchone()
-                if row is None:
-                    return False
-                params["document_id"], params["attempt"], params["claimed_by"] = row[:3]
-                cursor.execute(statements.complete_metric, params)
-                done = (row[3], row[0])
-            if done is None:
+                return cursor.fetchone() is not None
+            cursor.execute(statements.complete, params)
+            row = cursor.fetchone()
+            if row is None:
                 return False
+            params["document_id"], params["attempt"], params["claimed_by"] = row[:3]
+            cursor.execute(statements.complete_metric, params)
             operations.status_changed(
-                [done], Status.COMPLETED, error_type="", error_message=""
+                [(row[3], row[0])], Status.COMPLETED, error_type="", error_message=""
             )
         return True
 
@@ -666,7 +662,7 @@ def _promoted(rows: Any) -> None:
 
 
 def _claimed(row: Any) -> None:
-    """Tell the claimed item's kind (a ``CLAIMED_FIELDS`` row) it is processing."""
+    """Mirror a claimed item (a ``CLAIMED_FIELDS`` row) as processing."""
     operations.status_changed([(row[2], row[1])], Status.PROCESSING)
 
 

@@ -50,6 +50,8 @@ CLAIMED_FIELDS = (
     "claimed_by",
 )
 _FIELDS = ", ".join(CLAIMED_FIELDS)
+# (status table, the kinds whose items it mirrors), as ``operations.mirrors`` gives.
+Mirrors = tuple[tuple[str, tuple[str, ...]], ...]
 
 
 class DbNow(Func):
@@ -84,11 +86,33 @@ def now_sql() -> str:
     return PG_NOW if connection.vendor == "postgresql" else SQLITE_NOW
 
 
+def _quote(name: str) -> str:
+    return "'" + name.replace("'", "''") + "'"
+
+
+def _mirror_ctes(
+    now: str, source: str, status: str, mirrors: Mirrors, clear_error: bool = False
+) -> str:
+    """PostgreSQL: CTEs that write ``status`` to the status tables of the items in the
+    CTE ``source`` (its columns operation, document_id), one per table."""
+    errors = ", error_type = '', error_message = ''" if clear_error else ""
+    return "".join(
+        f""",
+            mirror_{n} AS (UPDATE {connection.ops.quote_name(table)} AS subject
+                SET status = '{status}', updated_at = {now}{errors}
+                FROM {source} WHERE subject.id = {source}.document_id
+                AND {source}.operation IN ({", ".join(map(_quote, kinds))}))"""
+        for n, (table, kinds) in enumerate(mirrors)
+    )
+
+
 class Statements:
     """The queue's statements, with the database's clock of one vendor; ``queues``:
-    whether the claim is limited to some named queues (``%(queues)s``)."""
+    whether the claim is limited to some named queues (``%(queues)s``);
+    ``mirrors``: the status tables and the kinds they mirror (``operations.mirrors``).
+    """
 
-    def __init__(self, now: str, vendor: str, queues: bool) -> None:
+    def __init__(self, now: str, vendor: str, queues: bool, mirrors: Mirrors) -> None:
         # retry_pending → pending once the backoff has passed (the guide's diagram); an
         # index probe on idx_queue_status_retry that usually matches nothing. The
         # promoted items' kinds are told (their subjects' status follows).
@@ -118,14 +142,19 @@ class Statements:
         # PostgreSQL: one statement. SKIP LOCKED lets concurrent claimers pass a locked
         # row. One statement sees one snapshot: retries it promotes become claimable on
         # the next run, so the last column (what it promoted) says to run it again.
+        # Its commit does not wait for the disk (synchronous_commit off, this
+        # transaction only): a claim lost in a server crash leaves the job pending,
+        # and the completion of a job no longer processing is refused (fencing), so
+        # the job runs again; never lost. Completions wait for the disk as before.
         self.pg_claim = f"""WITH
             promoted AS ({self.promote_items}),
             claimed AS ({take} WHERE id = ({next_job} FOR UPDATE SKIP LOCKED)
-                RETURNING {_FIELDS})
+                RETURNING {_FIELDS}){_mirror_ctes(now, "claimed", "processing", mirrors)}
             SELECT {", ".join(f"claimed.{f}" for f in CLAIMED_FIELDS)},
                 (SELECT json_agg(json_build_array(operation, document_id))
                  FROM promoted)
-            FROM (SELECT 1) AS one LEFT JOIN claimed ON true"""
+            FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async
+            LEFT JOIN claimed ON true"""
 
         # Fencing: only the claim that is still current may record (worker and attempt).
         result = "CAST(%(result)s AS jsonb)" if vendor == "postgresql" else "%(result)s"
@@ -159,7 +188,9 @@ class Statements:
         )
         self.pg_complete = f"""WITH
             done AS ({self.complete}),
-            metric AS ({metric.format(source=done_source + " FROM done")})
+            metric AS ({metric.format(source=done_source + " FROM done")}){
+            _mirror_ctes(now, "done", "completed", mirrors, clear_error=True)
+        }
             SELECT operation, document_id FROM done"""
 
         # A worker's sign of life, stamped when the write lands.
@@ -171,10 +202,26 @@ class Statements:
 
 
 @cache
-def _statements(vendor: str, queues: bool) -> Statements:
-    return Statements(PG_NOW if vendor == "postgresql" else SQLITE_NOW, vendor, queues)
+def _statements(vendor: str, queues: bool, mirrors: Mirrors) -> Statements:
+    now = PG_NOW if vendor == "postgresql" else SQLITE_NOW
+    return Statements(now, vendor, queues, mirrors)
 
 
 def statements(*, queues: bool = False) -> Statements:
-    """The statements for the current connection's database."""
-    return _statements(connection.vendor, queues)
+    """The statements for the current connection's database and registered kinds."""
+    from jobqueue.operations import mirrors
+
+    return _statements(connection.vendor, queues, mirrors())
+
+
+def mirror(table: str, ids: list[int], status: str, fields: dict[str, str]) -> None:
+    """Write an item state to its subjects' rows of a status table (error_type and
+    error_message too, when given)."""
+    columns = "".join(f", {name} = %s" for name in fields)
+    placeholders = ", ".join(["%s"] * len(ids))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {connection.ops.quote_name(table)} SET status = %s, "
+            f"updated_at = {now_sql()}{columns} WHERE id IN ({placeholders})",
+            [status, *fields.values(), *ids],
+        )
