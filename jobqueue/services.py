@@ -193,8 +193,11 @@ class QueueManager:
         if row is None:
             return None
         item = QueueItem.from_db(connection.alias, sql.CLAIMED_FIELDS, row)
-        if isinstance(item.payload, str):
-            item.payload = json.loads(item.payload)
+        for name in ("payload", "result"):  # SQLite gives JSON as text
+            if isinstance(getattr(item, name), str):
+                setattr(item, name, json.loads(getattr(item, name)))
+        for name in sql.CLAIMED_TIMES:
+            setattr(item, name, sql.as_datetime(getattr(item, name)))
         return item
 
     def _take(self, statement: str, params: dict[str, Any]) -> Any:

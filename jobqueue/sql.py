@@ -45,10 +45,18 @@ CLAIMED_FIELDS = (
     "priority",
     "queue_name",
     "payload",
+    "result",
     "attempts",
     "max_retries",
+    "next_retry_at",
     "claimed_by",
+    "started_at",
+    "finished_at",
+    "created_at",
 )
+# The claimed item's times: a task's result reports them (as it does ``result``), and
+# a field left out would cost a query of its own when read.
+CLAIMED_TIMES = ("next_retry_at", "started_at", "finished_at", "created_at")
 _FIELDS = ", ".join(CLAIMED_FIELDS)
 # (status table, the kinds whose items it mirrors), as ``operations.mirrors`` gives.
 Mirrors = tuple[tuple[str, tuple[str, ...]], ...]
@@ -76,9 +84,16 @@ def db_now() -> datetime:
     """The database's current time, for the rare comparison made in Python."""
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT {now_sql()}", {})
-        value = cursor.fetchone()[0]
+        return as_datetime(cursor.fetchone()[0])
+
+
+def as_datetime(value: datetime | str | None) -> datetime | None:
+    """A time read by a raw statement, aware: SQLite gives Django's UTC text, or a
+    naive UTC datetime for a column declared as one."""
     if isinstance(value, str):
-        value = parse_datetime(value).replace(tzinfo=UTC)
+        value = parse_datetime(value)
+    if value is not None and value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
     return value
 
 

@@ -8,6 +8,7 @@ change of the imports below.
 from __future__ import annotations
 
 import traceback
+from functools import lru_cache
 from typing import Any
 
 from django.db import transaction
@@ -22,6 +23,7 @@ from django_tasks.utils import get_module_path, normalize_json
 from jobqueue import operations
 from jobqueue.models import Operation, QueueItem, Status
 from jobqueue.services import QueueManager
+from jobqueue.sql import db_now
 
 RESULT_STATUS = {
     Status.PENDING: TaskResultStatus.READY,
@@ -71,15 +73,21 @@ class QueueBackend(BaseTaskBackend):
         return task_result(item)
 
 
+@lru_cache(maxsize=1024)
+def _task(path: str, priority: int, queue_name: str, backend: str) -> Task:
+    # Task.using() validates against the backend each time; a worker asks for the
+    # same few tasks thousands of times.
+    return import_string(path).using(
+        priority=priority, queue_name=queue_name, backend=backend
+    )
+
+
 def task_result(item: QueueItem) -> TaskResult:
     """The queue item as Django's ``TaskResult``."""
     payload = item.payload
-    task = import_string(payload["task"]).using(
-        priority=item.priority,
-        queue_name=item.queue_name,
-        backend=payload["backend"],
-        run_after=item.next_retry_at if item.status == Status.RETRY_PENDING else None,
-    )
+    task = _task(payload["task"], item.priority, item.queue_name, payload["backend"])
+    if item.status == Status.RETRY_PENDING and item.next_retry_at is not None:
+        task = task.using(run_after=item.next_retry_at)
     result = TaskResult(
         task=task,
         id=str(item.pk),
@@ -123,10 +131,20 @@ def _failed(item: QueueItem, outcome: Any) -> None:
     _finished_on_commit(item.pk)
 
 
+def _succeeded(item: QueueItem, value: Any) -> None:
+    """Send ``task_finished`` once the completion commits; the result is built from
+    the item in hand (the finish time from the database's clock), not read back."""
+    item.status, item.finished_at, item.result = Status.COMPLETED, db_now(), value
+    result = task_result(item)
+    transaction.on_commit(lambda: task_finished.send(QueueBackend, task_result=result))
+
+
 def _finished_on_commit(item_id: int) -> None:
+    """After a failed attempt: ``task_finished`` if it was the last one."""
+
     def send() -> None:
         item = QueueItem.objects.filter(pk=item_id).first()
-        if item is not None and item.status in (Status.COMPLETED, Status.FAILED):
+        if item is not None and item.status == Status.FAILED:
             task_finished.send(QueueBackend, task_result=task_result(item))
 
     transaction.on_commit(send)
@@ -138,7 +156,7 @@ def register() -> None:
             name=Operation.TASK,
             run=_run,
             result=lambda value: value,
-            on_success=lambda item, _value: _finished_on_commit(item.pk),
+            on_success=_succeeded,
             on_failure=_failed,
         )
     )
