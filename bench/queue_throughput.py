@@ -424,12 +424,21 @@ def report(args, todo, results, bench, load) -> None:
         return None
 
     ks = sorted({c.workers for c in todo})
-    for db, peer, target in (
-        ("sqlite", "django-tasks-db", 2.0),
-        ("postgres", "procrastinate", 2.0),
-    ):
+    # The issues' targets: @task calls (issue 12), no-op document jobs (issue 13).
+    if args.ours_jobs == "tasks":
+        targets = [
+            ("sqlite", "django-tasks-db", "sqlite", 3.0),
+            ("postgres", "django-tasks-db", "postgres", 3.0),
+        ]
+    else:
+        targets = [
+            ("sqlite", "django-tasks-db", "sqlite", 5.0),
+            ("postgres", "procrastinate", "postgres", 3.0),
+            ("postgres", "celery", "redis", 1.2),
+        ]
+    for db, peer, peer_db, target in targets:
         for k in ks:
-            base = find(peer, db, k)
+            base = find(peer, peer_db, k)
             for mode in ("threads", "processes") if k > 1 else ("threads",):
                 ours = find("ours", db, k, mode)
                 if not (base and ours):
