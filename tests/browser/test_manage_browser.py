@@ -15,7 +15,9 @@ import pytest
 from django.utils import timezone
 
 from documents.models import Document, Tag
+from documents.pages import store_thumbnail
 from documents.services import document_reprocess
+from documents.thumbnails import thumbnail_in_child
 from jobqueue.models import ErrorType, ExtractionMetric, QueueItem, Status
 from jobqueue.services import QueueManager
 from tests.browser.conftest import login
@@ -23,6 +25,11 @@ from tests.browser.conftest import login
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 PASSWORD = "alice-password-1"
+LETTER = (
+    "Minutes of the harbour committee\n\nPresent: the chair, the treasurer and four "
+    "members.\n\nThe committee agreed to repaint the north pier before the summer "
+    "and to ask the council for a second mooring buoy."
+)
 
 
 @pytest.fixture
@@ -76,8 +83,18 @@ def test_select_download_reprocess_and_delete_several(
     ]
     Document.objects.filter(pk=docs[0].pk).update(title="Harbour minutes")
     docs[0].tags.add(Tag.objects.create(owner=user, name="harbour"))
+    for doc in docs[:2]:  # drawn as a worker would; the third is still a type card
+        png = thumbnail_in_child(doc.file.path, doc.mime_type, str(doc), LETTER)
+        Document.objects.filter(pk=doc.pk).update(thumbnail=store_thumbnail(doc, png))
     login(page, live_server, "alice", PASSWORD)
     page.set_viewport_size({"width": 1100, "height": 700})
+    pictures = page.locator("[data-thumbnail] img")
+    expect(pictures).to_have_count(2)
+    for n in range(2):
+        page.wait_for_function(
+            "img => img.complete && img.naturalWidth > 0",
+            arg=pictures.nth(n).element_handle(),
+        )
     page.screenshot(path=str(screenshot_dir / "documents-list.png"))
 
     counter = page.locator("[data-selected-count]")
