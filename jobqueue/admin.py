@@ -35,6 +35,7 @@ from jobqueue.models import (
     FINISHED_STATUSES,
     WAITING_STATUSES,
     ErrorType,
+    Operation,
     QueueControl,
     QueueItem,
     Status,
@@ -71,6 +72,29 @@ class RetryDueFilter(admin.SimpleListFilter):
         return None
 
 
+class TaskNameFilter(admin.SimpleListFilter):
+    """Tasks by name (their function's dotted path)."""
+
+    title = "task"
+    parameter_name = "task"
+    # The choices come from the newest tasks: a scan of every row on each page view
+    # would grow with the history.
+    RECENT = 1000
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        recent = QueueItem.objects.filter(operation=Operation.TASK).order_by("-id")
+        names = {
+            payload.get("task", "")
+            for payload in recent.values_list("payload", flat=True)[: self.RECENT]
+        }
+        return [(name, name) for name in sorted(names) if name]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet | None:
+        if self.value():
+            return queryset.filter(operation=Operation.TASK, payload__task=self.value())
+        return None
+
+
 @admin.register(QueueItem)
 class QueueItemAdmin(admin.ModelAdmin):
     """Queue items: read-only records, changed only through the queue's actions."""
@@ -87,7 +111,14 @@ class QueueItemAdmin(admin.ModelAdmin):
         "worker_column",
         "age_column",
     )
-    list_filter = ("status", "operation", "queue_name", "error_type", RetryDueFilter)
+    list_filter = (
+        "status",
+        "operation",
+        TaskNameFilter,
+        "queue_name",
+        "error_type",
+        RetryDueFilter,
+    )
     date_hierarchy = "created_at"
     search_fields = ("document__original_filename", "payload__task", "error_message")
     search_help_text = "Search by document name, task name or error message."

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
@@ -166,15 +167,25 @@ def test_a_stalled_task_is_rescued_and_its_late_result_refused(start_worker):
     assert result.return_value == 2
 
 
+def listed(admin_client, **filters) -> list[str]:
+    """The subject column of the admin's queue list, row by row."""
+    page = admin_client.get("/admin/jobqueue/queueitem/", filters)
+    assert page.status_code == 200
+    return re.findall(r'<td class="field-document_column">(.*?)</td>', page.text)
+
+
 def test_tasks_are_listed_in_the_admin_by_queue_and_name(admin_client):
     report = reports.total.enqueue([1])
     mail.send.enqueue("c@example.com")
-    page = admin_client.get("/admin/jobqueue/queueitem/", {"queue_name": "reports"})
-    assert page.status_code == 200
-    assert "tests.jobqueue.task_apps.reports.total" in page.content.decode()
-    assert "task_apps.mail.send" not in page.content.decode()
-    found = admin_client.get("/admin/jobqueue/queueitem/", {"q": "mail.send"})
-    assert "tests.jobqueue.task_apps.mail.send" in found.content.decode()
+    [row] = listed(admin_client, queue_name="reports")
+    assert "tests.jobqueue.task_apps.reports.total" in row
+    [row] = listed(admin_client, q="mail.send")
+    assert "tests.jobqueue.task_apps.mail.send" in row
+    # The task filter offers each task by its path and shows only that task's jobs.
+    [row] = listed(admin_client, task="tests.jobqueue.task_apps.mail.send")
+    assert "tests.jobqueue.task_apps.mail.send" in row
+    page = admin_client.get("/admin/jobqueue/queueitem/").text
+    assert "?task=tests.jobqueue.task_apps.reports.total" in page
     item_page = admin_client.get(f"/admin/jobqueue/queueitem/{report.id}/change/")
     assert item_page.status_code == 200
     assert admin_client.get(reverse("admin:jobqueue_dashboard")).status_code == 200
