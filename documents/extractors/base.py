@@ -186,13 +186,6 @@ class ExtractorMissingError(ExtractionError):
     default_message = "The extractor for this file type is not installed."
 
 
-class ExtractionTimeoutError(ExtractionError):
-    """Extraction ran past its time limit."""
-
-    error_type = "timeout"
-    default_message = "Text extraction took too long and was stopped."
-
-
 def classify(exc: BaseException) -> str:
     """Map an exception to a queue error type."""
     if isinstance(exc, ExtractionError):
