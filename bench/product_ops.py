@@ -12,6 +12,11 @@ prints one JSON object. Actions:
                                (type detected from its bytes), one EXTRACT job each
   latency --samples S          enqueue one NOOP job at a time into an idle worker;
                                enqueue commit → QueueItem.started_at, in seconds
+  claims --history N --jobs J [--housekeeping]
+                               N finished jobs (autovacuum off), then (after the
+                               workers' housekeeping) J claims and completions
+                               timed one by one, in this process
+  enqueue-batch N              N subject-less jobs through enqueue_batch, timed
   verify                       states, attempts, metrics rows, pages, first start, last end
   raw-extract --repeat R       the extraction engine in a plain loop (no Django, no queue)
 """
@@ -57,28 +62,33 @@ def _user() -> Any:
     return user
 
 
-def seed_noop(n: int) -> dict[str, Any]:
+def blank_documents(n: int, prefix: str) -> list[Any]:
+    """N empty text documents (subjects for no-op jobs), in one transaction."""
     from documents.models import Document
-    from jobqueue.models import Operation
-    from jobqueue.services import QueueManager
 
     owner = _user()
-    started = time.perf_counter()
-    docs = Document.objects.bulk_create(
+    return Document.objects.bulk_create(
         [
             Document(
                 owner=owner,
-                original_filename=f"noop-{i}.txt",
-                file=f"documents/noop-{i}.txt",
+                original_filename=f"{prefix}-{i}.txt",
+                file=f"documents/{prefix}-{i}.txt",
                 mime_type="text/plain",
                 size=0,
                 sha256="0" * 64,
             )
             for i in range(n)
         ],
-        batch_size=1000,
+        batch_size=2000,
     )
-    ids = [d.pk for d in docs] or list(Document.objects.values_list("pk", flat=True))
+
+
+def seed_noop(n: int) -> dict[str, Any]:
+    from jobqueue.models import Operation
+    from jobqueue.services import QueueManager
+
+    started = time.perf_counter()
+    ids = [d.pk for d in blank_documents(n, "noop")]
     created = QueueManager(Operation.NOOP).enqueue_batch(ids)
     return {"jobs": len(created), "seconds": time.perf_counter() - started}
 
@@ -175,24 +185,12 @@ def seed_dir(source: Path) -> dict[str, Any]:
 def latency(samples: int, gap_min: float, gap_max: float, idle: float) -> dict:
     """One job at a time into an idle worker pool: (enqueue called, enqueue
     returned after its commit, QueueItem.started_at), wall-clock seconds."""
-    from documents.models import Document
     from jobqueue.models import Operation, QueueItem
     from jobqueue.services import QueueManager
 
-    owner = _user()
     queue = QueueManager(Operation.NOOP)
     # Documents first, so nothing but the enqueue itself commits during a sample.
-    docs = Document.objects.bulk_create(
-        Document(
-            owner=owner,
-            original_filename=f"lat-{i}.txt",
-            file=f"documents/lat-{i}.txt",
-            mime_type="text/plain",
-            size=0,
-            sha256="0" * 64,
-        )
-        for i in range(samples + 1)
-    )
+    docs = blank_documents(samples + 1, "lat")
 
     def one(i: int) -> tuple[float, float, float]:
         called = time.time()
@@ -220,6 +218,83 @@ def latency(samples: int, gap_min: float, gap_max: float, idle: float) -> dict:
         time.sleep(rng.uniform(gap_min, gap_max))
         values.append(one(i))
     return {"samples": values}
+
+
+def claims(history: int, jobs: int, housekeeping: bool) -> dict[str, Any]:
+    """Claim and completion times with ``history`` finished jobs in the table, made as
+    a long-running queue makes them: inserted pending, then moved to completed, with
+    autovacuum off (PostgreSQL), so their old index entries stay behind as dead ones."""
+    from django.db import connection
+
+    from jobqueue.models import Operation, QueueItem
+    from jobqueue.services import QueueManager
+
+    queue = QueueManager(Operation.NOOP)
+    template = queue.enqueue_job(Operation.NOOP, payload={})
+    columns = [f.column for f in QueueItem._meta.concrete_fields if f.column != "id"]
+    names = ", ".join(columns)
+    postgres = connection.vendor == "postgresql"
+    started = time.perf_counter()
+    with connection.cursor() as cursor:
+        if postgres:
+            cursor.execute(
+                "ALTER TABLE extraction_queue SET (autovacuum_enabled = false)"
+            )
+            series = "generate_series(1, %s) AS n"
+            prefix = ""
+        else:
+            series = "n"
+            prefix = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < %s) "
+        for copies, status in ((history, "completed"), (jobs, "pending")):
+            # The model's own column names; the sizes are parameters.
+            copy = f"{prefix}INSERT INTO extraction_queue ({names}) SELECT {names} "
+            copy += f"FROM extraction_queue, {series} WHERE id = %s"  # noqa: S608
+            cursor.execute(
+                copy,
+                [copies, template.pk],
+            )
+            if status == "completed":
+                cursor.execute(
+                    "UPDATE extraction_queue SET status = 'completed' WHERE id <> %s",
+                    [template.pk],
+                )
+        cursor.execute("DELETE FROM extraction_queue WHERE id = %s", [template.pk])
+    built = time.perf_counter() - started
+    tidied = False
+    if housekeeping:  # what a worker's housekeeping does within its first minute
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_stat_force_next_flush()")
+            time.sleep(1.5)  # the statistics the housekeeping reads are flushed
+        tidied = queue.tidy()
+    claim_ms, complete_ms = [], []
+    for _ in range(jobs):
+        t0 = time.perf_counter()
+        item = queue.claim("bench")
+        t1 = time.perf_counter()
+        queue.complete(item.pk, worker_id="bench", attempt=item.attempts)
+        claim_ms.append((t1 - t0) * 1000)
+        complete_ms.append((time.perf_counter() - t1) * 1000)
+    if queue.claim("bench") is not None:
+        raise RuntimeError("a job was left unclaimed")
+    return {
+        "history": QueueItem.objects.filter(status="completed").count() - jobs,
+        "build_seconds": built,
+        "tidied": tidied,
+        "claim_ms": claim_ms,
+        "complete_ms": complete_ms,
+    }
+
+
+def enqueue_batch(n: int) -> dict[str, Any]:
+    """``enqueue_batch`` of N documents' jobs (the documents made first, untimed)."""
+    from jobqueue.models import Operation
+    from jobqueue.services import QueueManager
+
+    ids = [d.pk for d in blank_documents(n, "batch")]
+    started = time.perf_counter()
+    created = QueueManager(Operation.NOOP).enqueue_batch(ids)
+    return {"jobs": len(created), "seconds": time.perf_counter() - started}
 
 
 def verify() -> dict[str, Any]:
@@ -283,6 +358,11 @@ def main() -> None:
     lat.add_argument("--gap-min", type=float, default=0.2)
     lat.add_argument("--gap-max", type=float, default=0.6)
     lat.add_argument("--idle", type=float, default=2.0)
+    history = sub.add_parser("claims")
+    history.add_argument("--history", type=int, required=True)
+    history.add_argument("--jobs", type=int, default=1000)
+    history.add_argument("--housekeeping", action="store_true")
+    sub.add_parser("enqueue-batch").add_argument("n", type=int)
     sub.add_parser("verify")
     sub.add_parser("raw-extract").add_argument("--repeat", type=int, default=1)
     args = parser.parse_args()
@@ -301,6 +381,10 @@ def main() -> None:
             out = seed_dir(args.dir)
         elif args.action == "latency":
             out = latency(args.samples, args.gap_min, args.gap_max, args.idle)
+        elif args.action == "claims":
+            out = claims(args.history, args.jobs, args.housekeeping)
+        elif args.action == "enqueue-batch":
+            out = enqueue_batch(args.n)
         else:
             out = verify()
     print(json.dumps(out, default=str))

@@ -159,11 +159,16 @@ QUEUE_MAX_RETRIES = env.int("QUEUE_MAX_RETRIES", default=3)
 TASKS = {"default": {"BACKEND": "jobqueue.tasks.QueueBackend", "QUEUES": []}}
 QUEUE_EXTRACTION_TIMEOUT = env.float("QUEUE_EXTRACTION_TIMEOUT", default=300.0)
 QUEUE_HEARTBEAT_INTERVAL = env.float("QUEUE_HEARTBEAT_INTERVAL", default=10.0)
+# Idle workers look for work this often only while the database's wake-up signal
+# (NOTIFY, or the SQLite file's writes) is not watched; the pause switch likewise.
 QUEUE_POLL_INTERVAL = env.float("QUEUE_POLL_INTERVAL", default=1.0)
 # A worker whose heartbeat is older than this is presumed dead and its jobs rescued.
 QUEUE_STALE_WORKER_SECONDS = env.float("QUEUE_STALE_WORKER_SECONDS", default=60.0)
 # Jobs processing longer than this are rescued by any worker, whatever the heartbeats.
 QUEUE_STALE_JOB_MINUTES = env.float("QUEUE_STALE_JOB_MINUTES", default=30.0)
+# Finished queue items (and so tasks' results) are deleted by the workers' housekeeping
+# this many days after they finished; 0 keeps them until cleared by hand.
+QUEUE_KEEP_FINISHED_DAYS = env.float("QUEUE_KEEP_FINISHED_DAYS", default=30.0)
 QUEUE_CHILD_MEMORY_MB = env.int("QUEUE_CHILD_MEMORY_MB", default=2048)
 QUEUE_CHILD_MAX_TASKS = env.int("QUEUE_CHILD_MAX_TASKS", default=200)
 PDF_ENGINE = env.str("PDF_ENGINE", default="auto")

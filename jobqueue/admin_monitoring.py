@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -14,10 +13,8 @@ from django.utils.translation import ngettext
 
 from jobqueue import dashboard
 from jobqueue.dashboard import badge, document_link, job_link, short_duration
-from jobqueue.models import ExtractionMetric, WorkerHeartbeat
+from jobqueue.models import LIVENESS, ExtractionMetric, WorkerHeartbeat
 from jobqueue.services import QueueManager
-
-WORKER_STATES = [("alive", "Alive"), ("stale", "Stale"), ("stopped", "Stopped")]
 
 
 class WorkerStateFilter(admin.SimpleListFilter):
@@ -27,11 +24,11 @@ class WorkerStateFilter(admin.SimpleListFilter):
     parameter_name = "state"
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return WORKER_STATES
+        return [(state, state.capitalize()) for state in LIVENESS]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet | None:
-        if self.value() in dict(WORKER_STATES):
-            return dashboard.workers_in_state(queryset, self.value())
+        if self.value() in LIVENESS:
+            return queryset.in_state(self.value())
         return None
 
 
@@ -69,6 +66,9 @@ class WorkerHeartbeatAdmin(admin.ModelAdmin):
     )
     actions = ("rescue_stale_jobs",)
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return super().get_queryset(request).with_liveness()
+
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
@@ -82,8 +82,7 @@ class WorkerHeartbeatAdmin(admin.ModelAdmin):
 
     @admin.display(description="State")
     def state_column(self, obj: WorkerHeartbeat) -> SafeString:
-        state = dashboard.worker_state(obj)
-        return badge(state.capitalize(), dashboard.WORKER_COLOURS[state])
+        return badge(obj.liveness.capitalize(), dashboard.WORKER_COLOURS[obj.liveness])
 
     @admin.display(description="Current job", ordering="current_job")
     def current_job_column(self, obj: WorkerHeartbeat) -> SafeString | str:
@@ -102,7 +101,7 @@ class WorkerHeartbeatAdmin(admin.ModelAdmin):
         description="Rescue the jobs of stale workers", permissions=["rescue"]
     )
     def rescue_stale_jobs(self, request: HttpRequest, queryset: QuerySet) -> None:
-        if not dashboard.workers_in_state(queryset, "stale").exists():
+        if not queryset.in_state("stale").exists():
             self.message_user(
                 request,
                 "None of the selected workers is stale; nothing was rescued.",
@@ -110,9 +109,7 @@ class WorkerHeartbeatAdmin(admin.ModelAdmin):
             )
             return
         # The service rescues every orphaned job by the same threshold, in one go.
-        rescued = QueueManager().rescue_dead_workers(
-            settings.QUEUE_STALE_WORKER_SECONDS
-        )
+        rescued = QueueManager().rescue_stale_workers()
         self.message_user(
             request,
             ngettext(

@@ -1,4 +1,5 @@
-"""The operators' console beyond the change lists: figures, SVG charts, pause and clear.
+"""The operators' console beyond the change lists: the dashboard's layout and SVG
+charts (its figures are read by ``monitoring``), the pause switch and clear-old.
 
 The admin (``jobqueue.admin``) mounts the views below through ``get_urls`` and
 ``admin_site.admin_view``; every state change goes through ``QueueManager`` or
@@ -8,26 +9,23 @@ The admin (``jobqueue.admin``) mounts the views below through ``get_urls`` and
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from django import forms
-from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.db.models import Avg, Count, F, Q, QuerySet
-from django.db.models.functions import TruncHour, TruncMinute
+from django.db.models import Count
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html
-from django.utils.module_loading import import_string
 from django.utils.safestring import SafeString
 from django.utils.translation import ngettext
 
+from jobqueue import monitoring
 from jobqueue.models import (
     FINISHED_STATUSES,
     ErrorType,
@@ -35,8 +33,9 @@ from jobqueue.models import (
     QueueControl,
     QueueItem,
     Status,
-    WorkerHeartbeat,
+    stale_after,
 )
+from jobqueue.monitoring import Bucket
 from jobqueue.services import QueueManager
 from jobqueue.sql import db_now
 
@@ -61,12 +60,6 @@ OUTCOME_COLOURS = {
     ExtractionMetric.Outcome.RELEASED: "#6c757d",
 }
 WORKER_COLOURS = {"alive": "#198754", "stale": "#dc3545", "stopped": "#6c757d"}
-# Every attempt that did not succeed counts as a failure on the charts.
-FAILURE_OUTCOMES = (
-    ExtractionMetric.Outcome.RETRY,
-    ExtractionMetric.Outcome.FAILED,
-    ExtractionMetric.Outcome.RESCUED,
-)
 
 
 # --- Formatting -------------------------------------------------------------
@@ -134,76 +127,7 @@ def job_link(job_id: int | None) -> SafeString | str:
     return format_html('<a href="{}">#{}</a>', url, job_id)
 
 
-# --- Workers ----------------------------------------------------------------
-
-
-def stale_cutoff(now: datetime | None = None) -> datetime:
-    """Heartbeats older than this belong to workers presumed dead."""
-    now = now or db_now()
-    return now - timedelta(seconds=settings.QUEUE_STALE_WORKER_SECONDS)
-
-
-def worker_state(heartbeat: WorkerHeartbeat, now: datetime | None = None) -> str:
-    """alive, stale (no beat within the threshold, not stopped) or stopped."""
-    if heartbeat.status == WorkerHeartbeat.State.STOPPED:
-        return "stopped"
-    return "alive" if heartbeat.last_heartbeat >= stale_cutoff(now) else "stale"
-
-
-def workers_in_state(
-    queryset: QuerySet[WorkerHeartbeat], state: str, now: datetime | None = None
-) -> QuerySet[WorkerHeartbeat]:
-    """The same rule as ``worker_state``, as a database filter."""
-    stopped = Q(status=WorkerHeartbeat.State.STOPPED)
-    fresh = Q(last_heartbeat__gte=stale_cutoff(now))
-    if state == "stopped":
-        return queryset.filter(stopped)
-    if state == "alive":
-        return queryset.filter(fresh).exclude(stopped)
-    if state == "stale":
-        return queryset.exclude(fresh).exclude(stopped)
-    return queryset
-
-
 # --- Charts -----------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Bucket:
-    """Attempts that ended within one minute or hour."""
-
-    start: datetime
-    completed: int
-    failed: int
-
-
-def throughput(now: datetime, *, buckets: int, step: str) -> list[Bucket]:
-    """Completed and failed attempts per minute or hour, oldest first, gaps as zero."""
-    size = timedelta(minutes=1) if step == "minute" else timedelta(hours=1)
-    trunc = TruncMinute if step == "minute" else TruncHour
-    now = now.astimezone(UTC)
-    current = now.replace(second=0, microsecond=0)
-    if step != "minute":
-        current = current.replace(minute=0)
-    first = current - size * (buckets - 1)
-    # Bucketing in UTC on both databases keeps the Python side and the SQL side aligned.
-    rows = (
-        ExtractionMetric.objects.filter(created_at__gte=first)
-        .annotate(bucket=trunc("created_at", tzinfo=UTC))
-        .values("bucket")
-        .annotate(
-            completed=Count("id", filter=Q(outcome=ExtractionMetric.Outcome.COMPLETED)),
-            failed=Count("id", filter=Q(outcome__in=FAILURE_OUTCOMES)),
-        )
-        .order_by("bucket")
-    )
-    found = {row["bucket"].astimezone(UTC): row for row in rows}
-    result = []
-    for i in range(buckets):
-        start = first + size * i
-        row = found.get(start, {})
-        result.append(Bucket(start, row.get("completed", 0), row.get("failed", 0)))
-    return result
 
 
 def bar_chart(buckets: list[Bucket], *, label_format: str, title: str) -> dict:
@@ -254,52 +178,14 @@ def bar_chart(buckets: list[Bucket], *, label_format: str, title: str) -> dict:
 # --- Dashboard ----------------------------------------------------------------
 
 
-def failures_by_type(since: datetime) -> list[dict[str, Any]]:
-    """Failed attempts since ``since`` and jobs failed now, per error type."""
-    attempts = dict(
-        ExtractionMetric.objects.filter(
-            created_at__gte=since, outcome__in=FAILURE_OUTCOMES
-        )
-        .values_list("error_type")
-        .annotate(n=Count("id"))
-        .order_by()
-    )
-    failed_now = dict(
-        QueueItem.objects.filter(status=Status.FAILED)
-        .values_list("error_type")
-        .annotate(n=Count("id"))
-        .order_by()
-    )
-    peak = max([*attempts.values(), *failed_now.values(), 1])
-    rows = []
-    for value, label in [*ErrorType.choices, ("", "(none)")]:
-        n, now_failed = attempts.get(value, 0), failed_now.get(value, 0)
-        if n or now_failed:
-            rows.append(
-                {
-                    "value": value,
-                    "label": label,
-                    "attempts": n,
-                    "failed_now": now_failed,
-                    "bar": round(200 * n / peak),
-                }
-            )
-    return rows
-
-
 def dashboard_context(now: datetime) -> dict[str, Any]:
-    """Everything the dashboard shows, read in a handful of aggregate queries."""
-    stats = QueueManager().get_queue_stats()
-    hour = throughput(now, buckets=60, step="minute")
-    day = throughput(now, buckets=24, step="hour")
-    last_hour_avg = ExtractionMetric.objects.filter(
-        created_at__gte=now - timedelta(hours=1),
-        outcome=ExtractionMetric.Outcome.COMPLETED,
-    ).aggregate(ms=Avg("extraction_time_ms"))["ms"]
-    heartbeats = WorkerHeartbeat.objects.select_related("current_job")
+    """Everything the dashboard shows: ``monitoring.overview``, laid out."""
+    figures = monitoring.overview(now)
+    stats = figures["stats"]
     oldest = stats["oldest_pending_seconds"]
-    control = QueueControl.objects.filter(pk=1).first()
+    last_hour_ms = figures["last_hour_ms"]
     return {
+        **figures,
         "states": [
             {
                 "value": s.value,
@@ -309,32 +195,20 @@ def dashboard_context(now: datetime) -> dict[str, Any]:
             }
             for s in Status
         ],
-        "stats": stats,
         "oldest_pending": short_duration(oldest) if oldest is not None else None,
-        "hour_chart": bar_chart(hour, label_format="%H:%M", title="Last hour"),
-        "day_chart": bar_chart(day, label_format="%H:00", title="Last 24 hours"),
-        "avg_hour_ms": round(last_hour_avg, 1) if last_hour_avg is not None else None,
-        "failure_types": failures_by_type(now - timedelta(hours=24)),
+        "hour_chart": bar_chart(
+            figures["last_hour"], label_format="%H:%M", title="Last hour"
+        ),
+        "day_chart": bar_chart(
+            figures["last_day"], label_format="%H:00", title="Last 24 hours"
+        ),
+        "avg_hour_ms": round(last_hour_ms, 1) if last_hour_ms is not None else None,
         "live_workers": [
             (w, short_duration((now - w.last_heartbeat).total_seconds()))
-            for w in workers_in_state(heartbeats, "alive", now).order_by("worker_id")
+            for w in figures["live_workers"]
         ],
-        "stale_workers": workers_in_state(heartbeats, "stale", now).count(),
-        "recent_failures": list(
-            QueueItem.objects.filter(status=Status.FAILED)
-            .select_related("document")
-            .defer("document__text")
-            .order_by(F("finished_at").desc(nulls_last=True), "-id")[:10]
-        ),
-        "control": control,
-        "paused": bool(control and control.paused),
-        "stale_seconds": settings.QUEUE_STALE_WORKER_SECONDS,
-        # Figures other apps add (label, value, optional warning), e.g. OCR's.
-        "extra_figures": [
-            figure
-            for path in settings.QUEUE_DASHBOARD_FIGURES
-            for figure in import_string(path)(now)
-        ],
+        "paused": bool(figures["control"] and figures["control"].paused),
+        "stale_seconds": stale_after(),
     }
 
 

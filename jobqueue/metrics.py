@@ -20,8 +20,8 @@ from prometheus_client.core import (
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
-from jobqueue.dashboard import workers_in_state
 from jobqueue.models import (
+    LIVENESS,
     ExtractionMetric,
     Operation,
     QueueControl,
@@ -33,7 +33,6 @@ from jobqueue.sql import db_now
 
 # Upper bounds (seconds) of the extraction-time histogram: a text file to a long scan.
 DURATION_BUCKETS = (0.1, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0)
-WORKER_STATES = ("alive", "stale", "stopped")
 
 
 class QueueCollector(Collector):
@@ -108,10 +107,14 @@ class QueueCollector(Collector):
             "dead), stopped.",
             labels=["state"],
         )
-        now = db_now()
-        for state in WORKER_STATES:
-            queryset = workers_in_state(WorkerHeartbeat.objects.all(), state, now)
-            family.add_metric([state], queryset.count())
+        counts = dict(
+            WorkerHeartbeat.objects.with_liveness()
+            .values_list("liveness")
+            .annotate(n=Count("id"))
+            .order_by()
+        )
+        for state in LIVENESS:
+            family.add_metric([state], counts.get(state, 0))
         return family
 
     def oldest_pending(self) -> Metric:

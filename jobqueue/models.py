@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from django.db import models
-from django.db.models import Q
+from typing import Any
+
+from django.conf import settings
+from django.db import connection, models, transaction
+from django.db.models import Case, Q, Value, When
 from django.utils import timezone
 
-from jobqueue.sql import DbNow
+from jobqueue.sql import DbNow, dialect
 
 
 class Status(models.TextChoices):
@@ -164,6 +167,38 @@ class QueueItem(models.Model):
         return self.progress_done, self.progress_total
 
 
+LIVENESS = ("alive", "stale", "stopped")
+
+
+def stale_after(heartbeat_interval: float | None = None) -> float:
+    """Seconds without a heartbeat after which a worker is presumed dead (its jobs
+    rescued): ``QUEUE_STALE_WORKER_SECONDS``, and never less than three heartbeats."""
+    if heartbeat_interval is None:
+        heartbeat_interval = settings.QUEUE_HEARTBEAT_INTERVAL
+    return max(settings.QUEUE_STALE_WORKER_SECONDS, 3 * heartbeat_interval)
+
+
+class WorkerHeartbeatQuerySet(models.QuerySet["WorkerHeartbeat"]):
+    """The one definition of a worker's state, by the database's clock: stopped
+    (it said so), alive (a beat within ``stale_after``), or stale (neither)."""
+
+    def with_liveness(self, stale_seconds: float | None = None) -> Any:
+        """Each row annotated with ``liveness``: alive, stale or stopped."""
+        fresh = Q(last_heartbeat__gte=DbNow(-(stale_seconds or stale_after())))
+        return self.annotate(
+            liveness=Case(
+                When(status=WorkerHeartbeat.State.STOPPED, then=Value("stopped")),
+                When(fresh, then=Value("alive")),
+                default=Value("stale"),
+            )
+        )
+
+    def in_state(self, liveness: str, stale_seconds: float | None = None) -> Any:
+        if liveness not in LIVENESS:
+            raise ValueError(f"Unknown worker state {liveness!r}.")
+        return self.with_liveness(stale_seconds).filter(liveness=liveness)
+
+
 class WorkerHeartbeat(models.Model):
     """A worker thread's last sign of life (the guide's worker_heartbeat table)."""
 
@@ -186,6 +221,8 @@ class WorkerHeartbeat(models.Model):
     pid = models.PositiveIntegerField(null=True, blank=True)
     started_at = models.DateTimeField(default=timezone.now)
     last_heartbeat = models.DateTimeField(default=timezone.now, db_index=True)
+
+    objects = WorkerHeartbeatQuerySet.as_manager()
 
     class Meta:
         db_table = "worker_heartbeat"
@@ -252,7 +289,15 @@ class QueueControl(models.Model):
 
     @classmethod
     def set_paused(cls, paused: bool, *, by: str = "") -> None:
-        cls.objects.update_or_create(
-            pk=1,
-            defaults={"paused": paused, "changed_at": timezone.now(), "changed_by": by},
-        )
+        with transaction.atomic():
+            cls.objects.update_or_create(
+                pk=1,
+                defaults={
+                    "paused": paused,
+                    "changed_at": timezone.now(),
+                    "changed_by": by,
+                },
+            )
+            # Idle workers read the switch when woken, not every second.
+            with connection.cursor() as cursor:
+                dialect().notify(cursor)

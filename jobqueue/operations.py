@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from django.db import connection
+
 from jobqueue import sql
 
 
@@ -85,10 +87,5 @@ def status_changed(
     """Mirror the new ``status`` (and ``fields``: error_type, error_message) of items
     (``(operation, subject_id)``) in their kinds' status tables; call inside the
     transaction that moved them."""
-    subjects: dict[str, list[int]] = defaultdict(list)
-    for operation, subject_id in rows:
-        kind = _kinds.get(operation)
-        if subject_id is not None and kind is not None and kind.status_table:
-            subjects[kind.status_table].append(subject_id)
-    for table, ids in subjects.items():
-        sql.mirror(table, ids, status, fields)
+    with connection.cursor() as cursor:
+        sql.dialect().mirror(cursor, rows, status, fields)

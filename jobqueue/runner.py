@@ -6,6 +6,7 @@ Shared by the worker threads and by ``process_document_queue`` (cron).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import multiprocessing
 import os
@@ -138,7 +139,9 @@ class JobRunner:
             return Outcome(True, kind.run(item))
         except JobFailed as exc:
             return Outcome(False, error_type=exc.error_type, error_message=str(exc))
-        except Exception as exc:
+        # SystemExit and KeyboardInterrupt too: a job that calls exit() fails; it
+        # never ends the worker thread.
+        except (Exception, SystemExit, KeyboardInterrupt) as exc:
             if isinstance(exc, DatabaseError) and is_database_fault(exc):
                 raise
             return Outcome(
@@ -255,7 +258,8 @@ class JobRunner:
     ) -> bool:
         kind = operations.get(item.operation)
         figures = kind.metrics(value) if kind.metrics else {}
-        with transaction.atomic():
+        # The kind's own writes commit with the completion, or not at all.
+        with transaction.atomic() if kind.on_success else contextlib.nullcontext():
             done = self.queue.complete(
                 item.pk,
                 extraction_time_ms=elapsed_ms,

@@ -21,6 +21,7 @@ from django.utils import timezone
 from jobqueue import operations, retry, sql
 from jobqueue.models import (
     DEFAULT_QUEUE,
+    FINISHED_STATUSES,
     WAITING_STATUSES,
     ErrorType,
     ExtractionMetric,
@@ -28,19 +29,17 @@ from jobqueue.models import (
     QueueItem,
     Status,
     WorkerHeartbeat,
+    stale_after,
 )
 from jobqueue.sql import DbNow, db_now
 
 logger = logging.getLogger(__name__)
 
-NOTIFY_CHANNEL = "extraction_queue"
-
 
 def notify_workers() -> None:
-    """Wake idle PostgreSQL workers; NOTIFY is delivered when the transaction commits."""
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(f"NOTIFY {NOTIFY_CHANNEL}")
+    """Wake idle workers once the transaction commits (where the database can)."""
+    with connection.cursor() as cursor:
+        sql.dialect().notify(cursor)
 
 
 class QueueManager:
@@ -66,39 +65,29 @@ class QueueManager:
     ) -> list[int]:
         """Queue many documents in one transaction; returns the ids of new jobs."""
         ids = list(dict.fromkeys(attachment_ids))
-        # The enqueuer's clock, to the microsecond: it only orders the jobs, and it
-        # tells this batch's rows from others (the database's clock has milliseconds).
-        now = timezone.now()
-        with transaction.atomic():
-            # Conflicts with active items are skipped by the database (INSERT OR IGNORE /
-            # ON CONFLICT DO NOTHING), so a concurrent enqueue cannot make a duplicate.
-            QueueItem.objects.bulk_create(
-                [
-                    QueueItem(
-                        document_id=doc_id,
-                        operation=self.operation,
-                        priority=priority,
-                        created_at=now,
-                        max_retries=_default_max_retries(),
-                    )
-                    for doc_id in ids
-                ],
-                ignore_conflicts=True,
-                batch_size=500,
-            )
-            new = dict(
-                QueueItem.objects.filter(
-                    document_id__in=ids,
-                    operation=self.operation,
-                    status=Status.PENDING,
-                    created_at=now,
-                ).values_list("document_id", "id")
-            )
-            operations.status_changed(
+        # The enqueuer's clock, to the microsecond: it only orders the jobs.
+        template = QueueItem(
+            operation=self.operation,
+            priority=priority,
+            created_at=timezone.now(),
+            max_retries=_default_max_retries(),
+        )
+        fields = {
+            f.column: f.get_db_prep_save(f.pre_save(template, True), connection)
+            for f in QueueItem._meta.concrete_fields
+            if f.column not in ("id", "document_id")
+        }
+        dialect = sql.dialect()
+        with transaction.atomic(), connection.cursor() as cursor:
+            # One statement for the whole batch; a document that already has an
+            # active item is skipped by the database (its partial unique
+            # constraint), so a concurrent enqueue cannot make a duplicate.
+            new = dict(dialect.insert_for_subjects(cursor, fields, ids))
+            dialect.mirror(
+                cursor,
                 [(self.operation, doc_id) for doc_id in new],
                 Status.PENDING,
-                error_type="",
-                error_message="",
+                {"error_type": "", "error_message": ""},
             )
             notify_workers()
         return [new[doc_id] for doc_id in ids if doc_id in new]
@@ -134,8 +123,6 @@ class QueueManager:
             existing.filter(priority__lt=priority).update(priority=priority)
             return existing.values_list("pk", flat=True).first()
 
-    # --- Claiming ------------------------------------------------------------
-
     def enqueue_job(
         self,
         operation: str,
@@ -170,26 +157,9 @@ class QueueManager:
     ) -> QueueItem | None:
         """Take the next due job (priority, then oldest) for ``worker_id``, or None;
         with ``queues``, only from those named queues."""
-        params: dict[str, Any] = {"worker": worker_id}
-        if queues:
-            queues = sorted(queues)
-            params["queues"] = (
-                queues if connection.vendor == "postgresql" else json.dumps(queues)
-            )
-        statements = sql.statements(queues=bool(queues))
-        if connection.vendor == "postgresql":
-            with transaction.atomic(), connection.cursor() as cursor:
-                cursor.execute(statements.pg_claim, params)
-                *row, promoted = cursor.fetchone()
-                _promoted(promoted)
-                if row[0] is None and promoted:
-                    cursor.execute(statements.pg_claim, params)
-                    *row, promoted = cursor.fetchone()
-                    _promoted(promoted)
-                # Its status table was written by the same statement.
-                row = row if row[0] is not None else None
-        else:
-            row = self._take(statements.claim, params)
+        dialect = sql.dialect()
+        with dialect.atomic(), connection.cursor() as cursor:
+            row = dialect.claim(cursor, worker_id, list(queues or ()))
         if row is None:
             return None
         item = QueueItem.from_db(connection.alias, sql.CLAIMED_FIELDS, row)
@@ -199,21 +169,6 @@ class QueueManager:
         for name in sql.CLAIMED_TIMES:
             setattr(item, name, sql.as_datetime(getattr(item, name)))
         return item
-
-    def _take(self, statement: str, params: dict[str, Any]) -> Any:
-        """Promote due retries, then move the job ``statement`` picks to processing;
-        the claimed row, or None. (SQLite's claim path, and any database's claim of
-        one given job.)"""
-        statements = sql.statements()
-        # BEGIN IMMEDIATE serialises claimers on the busy timeout: keep it short.
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(statements.promote_items, {})
-            operations.status_changed(cursor.fetchall(), Status.PENDING)
-            cursor.execute(statement, params)
-            row = cursor.fetchone()
-            if row is not None:
-                _claimed(row)
-        return row
 
     # --- Finishing -----------------------------------------------------------
 
@@ -233,7 +188,6 @@ class QueueManager:
         """Mark a processing job completed (``result``: JSON to store with it); False
         (and no change) from any other state, or when ``worker_id``/``attempt`` no
         longer hold the job (fencing)."""
-        statements = sql.statements()
         params = {
             "job": job_id,
             "worker": worker_id,
@@ -245,21 +199,10 @@ class QueueManager:
             "extractor": extractor,
             "result": None if result is None else json.dumps(result),
         }
-        with transaction.atomic(savepoint=False), connection.cursor() as cursor:
-            if connection.vendor == "postgresql":
-                # Metrics row and status table too, in the same statement.
-                cursor.execute(statements.pg_complete, params)
-                return cursor.fetchone() is not None
-            cursor.execute(statements.complete, params)
-            row = cursor.fetchone()
-            if row is None:
-                return False
-            params["document_id"], params["attempt"], params["claimed_by"] = row[:3]
-            cursor.execute(statements.complete_metric, params)
-            operations.status_changed(
-                [(row[3], row[0])], Status.COMPLETED, error_type="", error_message=""
-            )
-        return True
+        # The metrics row and the subject's status too, in the same transaction.
+        dialect = sql.dialect()
+        with dialect.atomic(), connection.cursor() as cursor:
+            return dialect.complete(cursor, params)
 
     def set_progress(self, item: QueueItem, done: int, total: int) -> None:
         """Record how far a running attempt has got (best effort: a database hiccup
@@ -415,6 +358,15 @@ class QueueManager:
         """Jobs waiting to run: pending, and retry_pending whether due or not."""
         return QueueItem.objects.waiting().count()
 
+    def seconds_until_due(self, queues: Iterable[str] | None = None) -> float | None:
+        """Seconds until the next delayed job (a retry, or a task's run_after) is
+        due, by the database's clock; None when none waits."""
+        delayed = QueueItem.objects.filter(status=Status.RETRY_PENDING)
+        if queues:
+            delayed = delayed.filter(queue_name__in=list(queues))
+        next_at = delayed.aggregate(at=Min("next_retry_at"))["at"]
+        return None if next_at is None else (next_at - db_now()).total_seconds()
+
     def get_failed_jobs(self, limit: int = 100) -> list[QueueItem]:
         return list(
             QueueItem.objects.filter(status=Status.FAILED).order_by(
@@ -525,22 +477,21 @@ class QueueManager:
             stuck, f"it was processing for over {stale_threshold_minutes:g} minutes"
         )
 
-    def rescue_dead_workers(
-        self, stale_after_seconds: float, *, exclude: Iterable[int] = ()
+    def rescue_stale_workers(
+        self, stale_after_seconds: float | None = None, *, exclude: Iterable[int] = ()
     ) -> int:
-        """Rescue the jobs of workers whose heartbeat is older than the threshold,
-        except ``exclude`` (the caller's own live jobs)."""
-        cutoff = DbNow(-stale_after_seconds)
-        alive = WorkerHeartbeat.objects.filter(last_heartbeat__gte=cutoff).exclude(
-            status=WorkerHeartbeat.State.STOPPED
-        )
+        """Rescue the jobs of workers that are not alive (no heartbeat within the
+        threshold, default ``stale_after()``), except ``exclude`` (the caller's own
+        live jobs)."""
+        stale_after_seconds = stale_after_seconds or stale_after()
+        alive = WorkerHeartbeat.objects.in_state("alive", stale_after_seconds)
         orphaned = (
             QueueItem.objects.filter(status=Status.PROCESSING)
             .exclude(claimed_by__in=Subquery(alive.values("worker_id")))
             .exclude(pk__in=list(exclude))
         )
         # A job claimed a moment ago may belong to a worker whose first beat is pending.
-        orphaned = orphaned.filter(started_at__lt=cutoff)
+        orphaned = orphaned.filter(started_at__lt=DbNow(-stale_after_seconds))
         return self._rescue(orphaned, "its worker stopped responding")
 
     def _rescue(self, queryset: Any, why: str) -> int:
@@ -593,7 +544,30 @@ class QueueManager:
             .get(QueueItem._meta.label, 0)
         )
 
-    def prune_stopped_workers(self, older_than_days: float) -> int:
+    def clear_expired(self, keep_days: float, batch: int = 10_000) -> int:
+        """Housekeeping: delete up to ``batch`` of the oldest items finished more
+        than ``keep_days`` ago (0: keep them); how many were deleted."""
+        if keep_days <= 0:
+            return 0
+        cutoff = DbNow(-86400 * keep_days)
+        # Read off idx_queue_status_created, oldest first: bounded however long the
+        # history (an item finishes after it is created).
+        expired = QueueItem.objects.filter(
+            status__in=FINISHED_STATUSES, created_at__lt=cutoff, updated_at__lt=cutoff
+        ).order_by("created_at")
+        ids = list(expired.values_list("pk", flat=True)[:batch])
+        if not ids:
+            return 0
+        deleted = QueueItem.objects.filter(pk__in=ids).delete()[1]
+        return deleted.get(QueueItem._meta.label, 0)
+
+    def tidy(self) -> bool:
+        """Housekeeping: let the database reclaim what finished jobs left behind,
+        when it is worth it (``Dialect.tidy``); True if it did."""
+        with connection.cursor() as cursor:
+            return sql.dialect().tidy(cursor)
+
+    def clear_stopped_workers(self, older_than_days: float) -> int:
         """Delete heartbeats of workers stopped more than N days ago."""
         return WorkerHeartbeat.objects.filter(
             status=WorkerHeartbeat.State.STOPPED,
@@ -631,9 +605,9 @@ class DocumentQueueService:
 
     def mark_in_progress(self, item: QueueItem, worker_id: str = "") -> bool:
         """Claim this item; False if another worker got there first."""
-        params = {"worker": worker_id, "job": item.pk}
-        if self.queue._take(sql.statements().take, params) is None:
-            return False
+        with transaction.atomic(), connection.cursor() as cursor:
+            if sql.dialect().claim_one(cursor, worker_id, item.pk) is None:
+                return False
         item.refresh_from_db()
         return True
 
@@ -655,18 +629,6 @@ def _default_max_retries() -> int:
     from django.conf import settings
 
     return settings.QUEUE_MAX_RETRIES
-
-
-def _promoted(rows: Any) -> None:
-    """Tell the kinds of the items a PostgreSQL claim promoted (a JSON array)."""
-    if rows:
-        rows = json.loads(rows) if isinstance(rows, str) else rows
-        operations.status_changed(rows, Status.PENDING)
-
-
-def _claimed(row: Any) -> None:
-    """Mirror a claimed item (a ``CLAIMED_FIELDS`` row) as processing."""
-    operations.status_changed([(row[2], row[1])], Status.PROCESSING)
 
 
 def _record(item: QueueItem, outcome: str, **fields: Any) -> None:

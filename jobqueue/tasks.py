@@ -136,7 +136,9 @@ def _succeeded(item: QueueItem, value: Any) -> None:
     the item in hand (the finish time from the database's clock), not read back."""
     item.status, item.finished_at, item.result = Status.COMPLETED, db_now(), value
     result = task_result(item)
-    transaction.on_commit(lambda: task_finished.send(QueueBackend, task_result=result))
+    transaction.on_commit(
+        lambda: task_finished.send(QueueBackend, task_result=result), robust=True
+    )
 
 
 def _finished_on_commit(item_id: int) -> None:
@@ -147,7 +149,9 @@ def _finished_on_commit(item_id: int) -> None:
         if item is not None and item.status == Status.FAILED:
             task_finished.send(QueueBackend, task_result=task_result(item))
 
-    transaction.on_commit(send)
+    # Robust: a receiver's error, or a task path that no longer imports, is logged;
+    # it never reaches the worker, whose transaction has committed.
+    transaction.on_commit(send, robust=True)
 
 
 def register() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -11,7 +12,6 @@ import time
 import uuid
 from collections import defaultdict
 from collections.abc import Callable
-from concurrent import futures
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +20,13 @@ from django.db import DatabaseError, connection, transaction
 
 from jobqueue import sql
 from jobqueue.faults import Backoff, drop_connection, is_database_fault
-from jobqueue.models import QueueControl, QueueItem, Status, WorkerHeartbeat
+from jobqueue.models import (
+    QueueControl,
+    QueueItem,
+    Status,
+    WorkerHeartbeat,
+    stale_after,
+)
 from jobqueue.runner import Flight, JobReleased, JobRunner, Outcome
 from jobqueue.services import QueueManager
 from jobqueue.sql import DbNow
@@ -30,6 +36,12 @@ logger = logging.getLogger(__name__)
 
 EVENTS = ("job_started", "job_completed", "job_failed", "job_refused")
 ERROR_PAUSE_SECONDS = 1.0
+# How often a worker does the queue's housekeeping (expired items, vacuum).
+HOUSEKEEPING_SECONDS = 60.0
+# While the database's wake-up signal is watched, an idle thread looks for work at
+# least this often (and when a delayed job falls due), not every poll interval:
+# work that arrives by the queue's API wakes it at once.
+IDLE_LOOK_SECONDS = 5.0
 
 
 @dataclass
@@ -46,6 +58,30 @@ class _ThreadState:
     held: dict[int, Flight] = field(default_factory=dict)
     # Set after a database error: a claim may have landed that the thread never saw.
     reconcile: bool = False
+
+
+@dataclass
+class _Drain:
+    """The bounds of a drain (``ExtractionWorker.drain``): at most ``limit`` jobs, and
+    none started unless the time left exceeds the drain's average job."""
+
+    limit: int | None
+    deadline: float | None
+    started: float = field(default_factory=time.monotonic)
+    taken: int = 0
+    # Claims one at a time, so that threads together never exceed the limit.
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def may_take(self, finished: int) -> bool:
+        if self.limit is not None and self.taken >= self.limit:
+            return False
+        if self.deadline is None:
+            return True
+        now = time.monotonic()
+        return self.deadline - now >= (now - self.started) / max(finished, 1)
+
+    def expired(self) -> bool:
+        return self.deadline is not None and time.monotonic() >= self.deadline
 
 
 def job_fields(event: str, item: QueueItem, worker_id: str) -> dict[str, Any]:
@@ -89,7 +125,8 @@ def log_outcome(item: QueueItem, worker_id: str, outcome: Outcome) -> None:
 
 
 class ExtractionWorker:
-    """A pool of ``num_workers`` threads claiming jobs from the database queue.
+    """A pool of ``num_workers`` threads claiming jobs from the database queue: run
+    until stopped (``start``/``stop``), or drain what is due now (``drain``: cron).
 
     A database error never loses a job: a thread keeps the results it holds and
     records them once the database is back (pausing with a growing backoff, never
@@ -111,6 +148,7 @@ class ExtractionWorker:
         stale_worker_seconds: float | None = None,
         stale_job_minutes: float | None = None,
         queues: list[str] | None = None,
+        name: str = "",
     ) -> None:
         # ``db`` is the guide's database handle; here it is Django's configured database.
         self.num_workers = num_workers
@@ -120,8 +158,8 @@ class ExtractionWorker:
         self.extraction_timeout = extraction_timeout
         self.heartbeat_interval = heartbeat_interval
         self.poll_interval = poll_interval
-        self.stale_worker_seconds = stale_worker_seconds or max(
-            settings.QUEUE_STALE_WORKER_SECONDS, 3 * heartbeat_interval
+        self.stale_worker_seconds = stale_worker_seconds or stale_after(
+            heartbeat_interval
         )
         # A job older than twice the hard timeout cannot be running any more.
         self.stale_job_minutes = max(
@@ -135,7 +173,9 @@ class ExtractionWorker:
             max_retries=max_retries,
             extraction_timeout=extraction_timeout,
         )
+        # ``name``: what the heartbeats' ids start with, e.g. cron.
         prefix = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:4]}"
+        prefix = f"{name}:{prefix}" if name else prefix
         self._states = [_ThreadState(f"{prefix}:w{n + 1}") for n in range(num_workers)]
         self._callbacks: dict[str, list[Callable]] = defaultdict(list)
         self._threads: list[threading.Thread] = []
@@ -147,9 +187,12 @@ class ExtractionWorker:
         self._started_at: float | None = None
         self._last_beat = 0.0
         self._healthy_since = 0.0
+        self._last_housekeeping = 0.0
+        self._last_look = 0.0  # the pause switch's last reading
         self._outage_since: float | None = None  # heartbeats failing since then
         self._stopped = threading.Event()
         self._finish_lock = threading.Lock()
+        self._drain: _Drain | None = None
 
     # --- Lifecycle -------------------------------------------------------------
 
@@ -163,6 +206,10 @@ class ExtractionWorker:
         self._started_at = time.monotonic()
         self.runner.start()
         self._join()
+        if self._drain is not None and not self.is_paused():
+            # What a killed run (or a dead worker) left: with no pool running, nobody
+            # else would rescue it.
+            self._rescue()
         self._wakeup.start()
         self._threads = [
             threading.Thread(
@@ -220,6 +267,52 @@ class ExtractionWorker:
         self._stopped.set()
         logger.info("Workers stopped (%s)", "clean" if clean else "jobs released")
 
+    def drain(
+        self,
+        limit: int | None = None,
+        *,
+        time_budget: float | None = None,
+        on_progress: Callable[[int], object] | None = None,
+    ) -> dict[str, int]:
+        """Process what is due now, then stop; returns the counts (the loop's cron
+        mode: ``process_queue --once`` and the cron endpoint).
+
+        At most ``limit`` jobs. With ``time_budget`` (seconds) a job is started only
+        while the time left exceeds the average job of this run, and one still
+        running at the deadline is stopped and released (no attempt charged), so a
+        request ends before a proxy's timeout. A run killed anyway leaves its jobs
+        under heartbeats that stop: the next run, or any worker, rescues them; its
+        children die with it (``init_child``).
+        """
+        if QueueControl.is_paused():
+            return {"processed": 0, "completed": 0, "failed": 0}
+        deadline = time.monotonic() + time_budget if time_budget else None
+        self._drain = _Drain(limit, deadline)
+        if on_progress is not None:
+            for event in ("job_completed", "job_failed"):
+                self.on(event, lambda *_: on_progress(1))
+        clean = False
+        try:
+            self.start()
+            # The threads end by themselves once nothing more may be taken.
+            for thread in self._threads:
+                if thread.name != "heartbeat":
+                    left = None if deadline is None else deadline - time.monotonic()
+                    thread.join(None if left is None else max(0.0, left))
+            clean = not any(
+                t.is_alive() for t in self._threads if t.name != "heartbeat"
+            )
+        finally:
+            # Past the deadline: what is still running is stopped and released.
+            self.stop(timeout=5.0 if clean else 0.0)
+        completed = sum(s.jobs_completed for s in self._states)
+        failed = sum(s.jobs_failed for s in self._states)
+        return {
+            "processed": completed + failed,
+            "completed": completed,
+            "failed": failed,
+        }
+
     def wait_stopped(self, timeout: float | None = None) -> bool:
         """Block until a stop (perhaps begun by a signal handler) has completed."""
         return self._stopped.wait(timeout)
@@ -270,6 +363,8 @@ class ExtractionWorker:
                     if state.reconcile:
                         self._reconcile(state)
                     if not self._work_once(state):
+                        if self._drain is not None:
+                            return  # nothing more to take: this thread's drain is done
                         state.status = (
                             WorkerHeartbeat.State.PAUSED
                             if self.is_paused()
@@ -303,7 +398,8 @@ class ExtractionWorker:
         seen = self._wakeup.generation
         flight = None if self.is_paused() else self._claim(state)
         if flight is None:
-            self._wakeup.wait(seen, self.poll_interval)
+            if self._drain is None:
+                self._wakeup.wait(seen, self._idle_wait())
             return False
         while flight is not None:
             try:
@@ -318,7 +414,32 @@ class ExtractionWorker:
             flight = upcoming
         return True
 
+    def _idle_wait(self) -> float:
+        """How long an idle thread sleeps unless woken: the poll interval, or with
+        the wake-up signal watched, until the next delayed job is due (at most
+        ``IDLE_LOOK_SECONDS``)."""
+        if not self._wakeup.watching:
+            return self.poll_interval
+        due = self.queue.seconds_until_due(self.queues)
+        if due is None:
+            return IDLE_LOOK_SECONDS
+        # Due already, yet not claimed (another claimer has it): look again soon.
+        return self.poll_interval if due <= 0 else min(due, IDLE_LOOK_SECONDS)
+
     def _claim(self, state: _ThreadState) -> Flight | None:
+        drain = self._drain
+        with drain.lock if drain is not None else contextlib.nullcontext():
+            if drain is not None and not drain.may_take(self._finished()):
+                return None
+            flight = self._start_next(state)
+            if drain is not None and flight is not None:
+                drain.taken += 1
+            return flight
+
+    def _finished(self) -> int:
+        return sum(s.jobs_completed + s.jobs_failed for s in self._states)
+
+    def _start_next(self, state: _ThreadState) -> Flight | None:
         try:
             item = self.queue.claim(state.worker_id, self.queues)
             if item is None:
@@ -450,8 +571,10 @@ class ExtractionWorker:
 
     def _heartbeat_loop(self) -> None:
         try:
-            # The pause switch is read at least once per poll interval.
-            while not self._stop.wait(min(self.heartbeat_interval, self.poll_interval)):
+            seen = self._wakeup.generation
+            while not self._next_look(seen):
+                # Before the switch is read: a change after this wakes the next look.
+                seen = self._wakeup.generation
                 try:
                     previous = self._last_beat
                     if not self._beat():
@@ -469,6 +592,11 @@ class ExtractionWorker:
                         >= self.stale_worker_seconds
                     ):
                         self._rescue()
+                    if (
+                        self._last_beat - self._last_housekeeping
+                        >= HOUSEKEEPING_SECONDS
+                    ):
+                        self._housekeeping()
                     if self._outage_since is not None:
                         logger.warning(
                             "Database reachable again after %.1f s",
@@ -489,14 +617,36 @@ class ExtractionWorker:
         finally:
             drop_connection()
 
+    def _next_look(self, seen: int) -> bool:
+        """Wait for the next heartbeat, or for a commit that may have flipped the
+        operators' pause switch (the wake-up signal; read at most once per poll
+        interval); without the signal, one poll interval. True once stopping."""
+        if not self._wakeup.watching:
+            return self._stop.wait(min(self.heartbeat_interval, self.poll_interval))
+        due = self._last_beat + self.heartbeat_interval - time.monotonic()
+        self._wakeup.wait(seen, max(due, 0.0))
+        return self._stop.wait(
+            max(self._last_look + self.poll_interval - time.monotonic(), 0.0)
+        )
+
     def _held_jobs(self) -> list[Flight]:
         return [flight for s in self._states for flight in list(s.held.values())]
 
     def _rescue(self) -> None:
         """Both rules, sparing this worker's own live jobs."""
         mine = [flight.item.pk for flight in self._held_jobs()]
-        self.queue.rescue_dead_workers(self.stale_worker_seconds, exclude=mine)
+        self.queue.rescue_stale_workers(self.stale_worker_seconds, exclude=mine)
         self.queue.cleanup_stale_jobs(self.stale_job_minutes, exclude=mine)
+
+    def _housekeeping(self) -> None:
+        """Delete what outlived ``QUEUE_KEEP_FINISHED_DAYS``, then let the database
+        reclaim what finished jobs left, so claims stay as fast as on day one."""
+        self._last_housekeeping = time.monotonic()
+        cleared = self.queue.clear_expired(settings.QUEUE_KEEP_FINISHED_DAYS)
+        if cleared:
+            logger.info("Housekeeping: deleted %d expired queue items", cleared)
+        if self.queue.tidy():
+            logger.info("Housekeeping: vacuumed the queue table")
 
     def _check_fencing(self) -> None:
         """After a silence past the stale threshold our jobs may have been rescued:
@@ -519,25 +669,25 @@ class ExtractionWorker:
 
     def _beat(self, *, force: bool = False) -> bool:
         """Refresh the operators' pause switch; write heartbeats when due."""
+        self._last_look = time.monotonic()
         was_paused, self._db_paused = self._db_paused, QueueControl.is_paused()
         if was_paused and not self._db_paused:
             self._wakeup.notify()
         if not force and time.monotonic() - self._last_beat < self.heartbeat_interval:
             return False
-        beat = sql.statements().beat
+        beats = [
+            {
+                "worker": state.worker_id,
+                "status": state.status,
+                "job": state.current_job,
+                "completed": state.jobs_completed,
+                "failed": state.jobs_failed,
+                "refused": state.jobs_refused,
+            }
+            for state in self._states
+        ]
         with transaction.atomic(), connection.cursor() as cursor:
-            for state in self._states:
-                cursor.execute(
-                    beat,
-                    {
-                        "worker": state.worker_id,
-                        "status": state.status,
-                        "job": state.current_job,
-                        "completed": state.jobs_completed,
-                        "failed": state.jobs_failed,
-                        "refused": state.jobs_refused,
-                    },
-                )
+            sql.dialect().send_beats(cursor, beats)
         # When the write landed, not when it was sent: a stall is measured.
         self._last_beat = time.monotonic()
         return True
@@ -553,6 +703,8 @@ class ExtractionWorker:
                 return
             except DatabaseError as exc:
                 if not is_database_fault(exc) or self._stop.is_set():
+                    raise
+                if self._drain is not None and self._drain.expired():
                     raise
                 pause = backoff.next()
                 logger.warning(
@@ -683,92 +835,17 @@ def process_document_queue(
     time_budget: float | None = None,
     on_progress: Callable[[int], object] | None = None,
 ) -> dict[str, int]:
-    """Process what is due now, one job at a time (cron); returns the counts.
-
-    With ``time_budget`` (seconds) a job is started only while the time left exceeds
-    the average job of this run, and one still extracting at the deadline is stopped
-    and released (no attempt charged), so a request ends before a proxy's timeout.
-    A run killed anyway leaves its job under a heartbeat that stops: the next run, or
-    any worker, rescues it; its extraction child dies with it (``init_child``).
-    """
-    counts = {"processed": 0, "completed": 0, "failed": 0}
-    if QueueControl.is_paused():
-        return counts
-    queue = QueueManager()
-    # What a killed run (or a dead worker) left: with no pool running, nobody else
-    # would rescue it.
-    queue.rescue_dead_workers(settings.QUEUE_STALE_WORKER_SECONDS)
-    queue.cleanup_stale_jobs(settings.QUEUE_STALE_JOB_MINUTES)
-    runner = JobRunner(
-        queue,
-        processes=1,
+    """Process what is due now with one worker thread (cron); returns the counts.
+    ``ExtractionWorker.drain`` says how ``limit`` and ``time_budget`` bound it."""
+    worker = ExtractionWorker(
+        num_workers=1,
         max_retries=settings.QUEUE_MAX_RETRIES,
         extraction_timeout=settings.QUEUE_EXTRACTION_TIMEOUT,
+        heartbeat_interval=settings.QUEUE_HEARTBEAT_INTERVAL,
+        poll_interval=settings.QUEUE_POLL_INTERVAL,
+        name="cron",
     )
-    worker_id = f"cron:{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:4]}"
-    started = time.monotonic()
-    deadline = started + time_budget if time_budget else None
-    beat = WorkerHeartbeat.objects.create(
-        worker_id=worker_id,
-        status=WorkerHeartbeat.State.BUSY,
-        hostname=socket.gethostname(),
-        pid=os.getpid(),
-        started_at=DbNow(),
-        last_heartbeat=DbNow(),
-    )
-    runner.start()
-    try:
-        while limit is None or counts["processed"] < limit:
-            average = (time.monotonic() - started) / max(counts["processed"], 1)
-            if deadline and deadline - time.monotonic() < average:
-                break
-            if QueueControl.is_paused():
-                break
-            item = queue.claim(worker_id)
-            if item is None:
-                break
-            beat.current_job_id = item.pk
-            log_started(item, worker_id)
-            flight = runner.begin(item)
-            if not _wait_within(flight, deadline, beat):
-                flight.future.cancel()  # kills the child
-            try:
-                outcome = runner.wait(flight)
-            except JobReleased:
-                queue.release(item.pk, worker_id=worker_id, attempt=item.attempts)
-                logger.info("Cron budget spent: job %s released", item.pk)
-                break
-            outcome = runner.record(flight, outcome, worker_id)
-            log_outcome(item, worker_id, outcome)
-            counts["processed"] += 1
-            counts["completed" if outcome.completed else "failed"] += 1
-            if on_progress is not None:
-                on_progress(1)
-    finally:
-        runner.close(kill=True)
-        WorkerHeartbeat.objects.filter(pk=beat.pk).update(
-            status=WorkerHeartbeat.State.STOPPED,
-            current_job=None,
-            jobs_completed=counts["completed"],
-            jobs_failed=counts["failed"],
-            last_heartbeat=DbNow(),
-        )
-    return counts
-
-
-def _wait_within(flight: Flight, deadline: float | None, beat: WorkerHeartbeat) -> bool:
-    """Wait for a cron job's extraction, heartbeating; False at the deadline."""
-    while flight.future is not None and not flight.future.done():
-        WorkerHeartbeat.objects.filter(pk=beat.pk).update(
-            last_heartbeat=DbNow(), current_job=beat.current_job_id
-        )
-        pause = settings.QUEUE_HEARTBEAT_INTERVAL
-        if deadline is not None:
-            if time.monotonic() >= deadline:
-                return False
-            pause = min(pause, deadline - time.monotonic())
-        futures.wait([flight.future], timeout=pause)
-    return True
+    return worker.drain(limit, time_budget=time_budget, on_progress=on_progress)
 
 
 def _describe(exc: BaseException) -> str:

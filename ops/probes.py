@@ -11,7 +11,6 @@ from django.db.migrations.executor import MigrationExecutor
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from documents.extraction import ocr_problem
-from jobqueue.dashboard import workers_in_state
 from jobqueue.models import WorkerHeartbeat
 
 logger = logging.getLogger(__name__)
@@ -37,7 +36,7 @@ def migrations() -> str:
 
 def workers() -> str:
     """At least one worker has sent a heartbeat recently."""
-    alive = workers_in_state(WorkerHeartbeat.objects.all(), "alive").exists()
+    alive = WorkerHeartbeat.objects.in_state("alive").exists()
     return OK if alive else "No live worker: start manage.py process_queue."
 
 

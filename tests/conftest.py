@@ -130,6 +130,25 @@ def child_env(settings) -> dict[str, str]:
 
 
 @pytest.fixture
+def run_worker():
+    """Start an in-process worker (real threads); always stopped at teardown."""
+    from jobqueue.worker import ExtractionWorker
+
+    workers: list[ExtractionWorker] = []
+
+    def start(**kwargs) -> ExtractionWorker:
+        options = {"num_workers": 1, "poll_interval": 0.1, "heartbeat_interval": 0.5}
+        worker = ExtractionWorker(**{**options, **kwargs})
+        workers.append(worker)
+        worker.start()
+        return worker
+
+    yield start
+    for worker in workers:
+        worker.stop(timeout=5)
+
+
+@pytest.fixture
 def start_worker(child_env, tmp_path) -> Iterator[Callable[..., subprocess.Popen]]:
     """Start ``manage.py process_queue`` as a real process; killed at teardown."""
     procs: list[subprocess.Popen] = []

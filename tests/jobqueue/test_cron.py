@@ -131,6 +131,7 @@ def test_a_cron_run_killed_mid_job_leaves_no_orphan_and_its_job_is_rescued(
     # (quickly, this time).
     Path(document.file.path).write_bytes(b"cron text")
     settings.QUEUE_STALE_WORKER_SECONDS = 1
+    settings.QUEUE_HEARTBEAT_INTERVAL = 0.3  # the deployment's, as the killed run's
     wait_for(lambda: process_document_queue(time_budget=20)["completed"], 30, 0.5)
     job = QueueItem.objects.get(pk=job)
     assert (job.status, job.attempts) == (Status.COMPLETED, 2)

@@ -737,7 +737,7 @@ def heartbeat(worker_id: str, seconds_ago: float, status: str = "busy") -> None:
     )
 
 
-def test_rescue_dead_workers_returns_their_jobs_to_pending(job_in_state, queue):
+def test_rescue_stale_workers_returns_their_jobs_to_pending(job_in_state, queue):
     heartbeat("dead", seconds_ago=300)
     heartbeat("alive", seconds_ago=1)
     heartbeat("stopped", seconds_ago=1, status=WorkerHeartbeat.State.STOPPED)
@@ -749,7 +749,7 @@ def test_rescue_dead_workers_returns_their_jobs_to_pending(job_in_state, queue):
         started_ago(job_id, minutes=5)
     live_before = snapshot(live_job)["item"]
 
-    assert queue.rescue_dead_workers(60) == 3
+    assert queue.rescue_stale_workers(60) == 3
 
     for job_id in (dead_job, stopped_job, ghost_job):
         job = queue.get_job(job_id)
@@ -759,24 +759,24 @@ def test_rescue_dead_workers_returns_their_jobs_to_pending(job_in_state, queue):
         assert metrics_of(job_id) == [(1, Outcome.RESCUED)]
     assert QueueItem.objects.values().get(pk=live_job) == live_before
     assert document_of(live_job).status == Status.PROCESSING
-    assert queue.rescue_dead_workers(60) == 0
+    assert queue.rescue_stale_workers(60) == 0
 
 
-def test_rescue_dead_workers_spares_a_job_claimed_within_the_threshold(
+def test_rescue_stale_workers_spares_a_job_claimed_within_the_threshold(
     job_in_state, queue
 ):
     # The worker may not have written its first heartbeat yet.
     job_id = job_in_state(Status.PROCESSING, worker_id="just-started")
-    assert queue.rescue_dead_workers(60) == 0
+    assert queue.rescue_stale_workers(60) == 0
     assert queue.get_job(job_id).status == Status.PROCESSING
 
 
-def test_rescue_dead_workers_fails_a_job_with_no_retries_left(job_in_state, queue):
+def test_rescue_stale_workers_fails_a_job_with_no_retries_left(job_in_state, queue):
     heartbeat("dead", seconds_ago=600)
     job_id = job_in_state(Status.PROCESSING, worker_id="dead")
     exhaust_retries(queue, job_id, "dead")
     started_ago(job_id, minutes=5)
-    assert queue.rescue_dead_workers(60) == 1
+    assert queue.rescue_stale_workers(60) == 1
     job = queue.get_job(job_id)
     assert job.status == Status.FAILED
     assert document_of(job_id).status == Status.FAILED

@@ -8,8 +8,10 @@ import re
 import signal
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
 from django.urls import reverse
 from django.utils import timezone
 from django_tasks import TaskResultStatus, task_backends
@@ -18,28 +20,10 @@ from django_tasks.signals import task_enqueued, task_finished
 
 from jobqueue.models import ExtractionMetric, QueueItem, Status
 from jobqueue.tasks import QueueBackend
-from jobqueue.worker import ExtractionWorker
 from tests.conftest import wait_for
 from tests.jobqueue.task_apps import mail, reports
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def run_worker():
-    """Start an in-process worker (real threads); always stopped at teardown."""
-    workers: list[ExtractionWorker] = []
-
-    def start(**kwargs) -> ExtractionWorker:
-        options = {"num_workers": 1, "poll_interval": 0.1, "heartbeat_interval": 0.5}
-        worker = ExtractionWorker(**{**options, **kwargs})
-        workers.append(worker)
-        worker.start()
-        return worker
-
-    yield start
-    for worker in workers:
-        worker.stop(timeout=5)
 
 
 def finished(result) -> bool:
@@ -140,6 +124,18 @@ def test_process_queue_takes_only_the_queues_it_is_given(start_worker):
     wait_for(lambda: finished(report), 30)
     assert report.return_value == 5
     message.refresh()
+    assert message.status == TaskResultStatus.READY
+
+
+def test_once_drains_only_the_queues_it_is_given():
+    report = reports.total.enqueue([4, 5])
+    message = mail.send.enqueue("c@example.com")
+    out = StringIO()
+    call_command("process_queue", "--once", "--queue", "reports", stdout=out)
+    assert "Processed 1 jobs: 1 completed" in out.getvalue()
+    report.refresh()
+    message.refresh()
+    assert (report.status, report.return_value) == (TaskResultStatus.SUCCESSFUL, 9)
     assert message.status == TaskResultStatus.READY
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 from django.urls import reverse
@@ -214,6 +215,34 @@ def test_process_document_queue_processes_what_is_due(make_document, queue):
     assert WorkerHeartbeat.objects.get(
         worker_id__startswith="cron:", jobs_completed=1
     ).status == ("stopped")
+
+
+def test_an_idle_worker_wakes_for_a_new_job_long_before_its_poll(
+    make_worker, make_document, queue
+):
+    """The database's own signal wakes it (PostgreSQL: NOTIFY; SQLite: a write to
+    the database's directory, then PRAGMA data_version), not the fallback poll."""
+    worker = make_worker(poll_interval=600)
+    worker.start()
+    time.sleep(1)  # its first look found nothing: it now waits
+    job_id = queue.enqueue(make_document(b"wake up").pk)
+    wait_for(lambda: status_of(job_id) == Status.COMPLETED, 30)
+
+
+def test_a_drain_with_two_threads_takes_no_more_than_its_limit(make_document, queue):
+    jobs = [queue.enqueue(make_document(f"text {n}".encode()).pk) for n in range(5)]
+    worker = ExtractionWorker(num_workers=2, heartbeat_interval=0.2, poll_interval=0.1)
+    progress = []
+    counts = worker.drain(limit=3, on_progress=progress.append)
+    assert counts == {"processed": 3, "completed": 3, "failed": 0}
+    assert progress == [1, 1, 1]
+    statuses = sorted(status_of(j) for j in jobs)
+    assert statuses == [Status.COMPLETED] * 3 + [Status.PENDING] * 2
+    # The same loop as the pool: its heartbeats end stopped, its children are gone.
+    assert not worker.is_running()
+    assert set(WorkerHeartbeat.objects.values_list("status", flat=True)) == {
+        WorkerHeartbeat.State.STOPPED
+    }
 
 
 def test_process_document_queue_honours_the_pause_switch(make_document, queue):

@@ -42,7 +42,7 @@ class Command(BaseCommand):
             self.stdout.write(f"Would delete {matching} queue items (dry run).")
             return
         deleted = queue.clear_finished(older_than, status)
-        workers = queue.prune_stopped_workers(older_than)
+        workers = queue.clear_stopped_workers(older_than)
         self.stdout.write(
             f"Deleted {deleted} queue items and {workers} stopped workers' heartbeats "
             f"older than {older_than:g} days."

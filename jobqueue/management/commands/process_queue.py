@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import logging
 import sys
-import time
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
 from jobqueue.management.arguments import (
     non_negative_int,
@@ -15,16 +14,13 @@ from jobqueue.management.arguments import (
     positive_seconds,
 )
 from jobqueue.models import QueueControl
-from jobqueue.worker import (
-    ExtractionWorker,
-    process_document_queue,
-    register_signal_handlers,
-)
+from jobqueue.worker import ExtractionWorker, register_signal_handlers
 
 
 class Command(BaseCommand):
     help = (
-        "Process the extraction queue with a pool of workers (Ctrl+C stops gracefully)."
+        "Process the queue with a pool of workers (Ctrl+C stops gracefully), or "
+        "what is due now (--once)."
     )
 
     def add_arguments(self, parser) -> None:
@@ -58,7 +54,9 @@ class Command(BaseCommand):
             "--poll-interval",
             type=positive_seconds,
             default=settings.QUEUE_POLL_INTERVAL,
-            help="Seconds between looks for new jobs when idle (default: "
+            help="Seconds between looks for new jobs when idle, where the database's "
+            "wake-up signal is not watched; where it is, idle workers look when woken, "
+            "when a retry falls due, and every 5 s at most (default: "
             "QUEUE_POLL_INTERVAL).",
         )
         parser.add_argument(
@@ -72,8 +70,7 @@ class Command(BaseCommand):
             action="append",
             dest="queues",
             metavar="NAME",
-            help="Take jobs from this named queue only (repeatable; default: all). "
-            "Not with --once.",
+            help="Take jobs from this named queue only (repeatable; default: all).",
         )
         parser.add_argument(
             "--once", action="store_true", help="Process what is due now, then exit."
@@ -110,30 +107,32 @@ class Command(BaseCommand):
         **options,
     ) -> None:
         self._configure_logging(verbosity)
+        options = {
+            "max_retries": max_retries,
+            "extraction_timeout": timeout,
+            "heartbeat_interval": heartbeat_interval,
+            "poll_interval": poll_interval,
+            "queues": queues,
+        }
         if once:
-            if queues:
-                raise CommandError("--queue is for workers, not for --once.")
-            self._run_once(limit, budget)
+            # One thread, as the cron endpoint: a drain of what is due now.
+            self._run_once(
+                ExtractionWorker(num_workers=1, name="cron", **options), limit, budget
+            )
             return
-        worker = ExtractionWorker(
-            num_workers=workers,
-            max_retries=max_retries,
-            extraction_timeout=timeout,
-            heartbeat_interval=heartbeat_interval,
-            poll_interval=poll_interval,
-            queues=queues,
-        )
+        worker = ExtractionWorker(num_workers=workers, **options)
         register_signal_handlers(worker, stop_timeout=stop_timeout)
         worker.start()
         self.stdout.write(
             f"Processing the queue with {workers} workers. Ctrl+C to stop."
         )
-        while worker.is_running():
-            time.sleep(0.2)
+        # Signal handlers still run while the main thread waits here.
         worker.wait_stopped()
         self.stdout.write("Stopped.")
 
-    def _run_once(self, limit: int | None, budget: float) -> None:
+    def _run_once(
+        self, worker: ExtractionWorker, limit: int | None, budget: float
+    ) -> None:
         if QueueControl.is_paused():
             self.stdout.write("Processing is paused by an operator: nothing done.")
             return
@@ -143,7 +142,7 @@ class Command(BaseCommand):
 
             progress = tqdm(unit="job", desc="Processing", file=sys.stderr)
         try:
-            counts = process_document_queue(
+            counts = worker.drain(
                 limit,
                 time_budget=budget,
                 on_progress=progress.update if progress is not None else None,

@@ -26,13 +26,16 @@ class Command(BaseCommand):
         parser.add_argument(
             "--heartbeat-seconds",
             type=amount("seconds"),
-            default=settings.QUEUE_STALE_WORKER_SECONDS,
-            help="A worker silent for this long is presumed dead.",
+            default=None,
+            help="A worker silent for this long is presumed dead (default: "
+            "QUEUE_STALE_WORKER_SECONDS, and at least three heartbeat intervals).",
         )
 
-    def handle(self, *, minutes: float, heartbeat_seconds: float, **options) -> None:
+    def handle(
+        self, *, minutes: float, heartbeat_seconds: float | None, **options
+    ) -> None:
         queue = QueueManager()
-        dead = queue.rescue_dead_workers(heartbeat_seconds)
+        dead = queue.rescue_stale_workers(heartbeat_seconds)
         slow = queue.cleanup_stale_jobs(stale_threshold_minutes=minutes)
         self.stdout.write(
             f"Rescued {dead} jobs of dead workers and {slow} jobs stuck over {minutes:g} minutes."

@@ -1,0 +1,135 @@
+"""The queue's figures, read from the database: what the dashboard (``dashboard``)
+lays out and what other readers (probes, metrics) may share. Queries only; no HTML.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db.models import Avg, Count, F, Q
+from django.db.models.functions import TruncHour, TruncMinute
+from django.utils.module_loading import import_string
+
+from jobqueue.models import (
+    ErrorType,
+    ExtractionMetric,
+    QueueControl,
+    QueueItem,
+    Status,
+    WorkerHeartbeat,
+)
+from jobqueue.services import QueueManager
+
+# Every attempt that did not succeed counts as a failure on the charts.
+FAILURE_OUTCOMES = (
+    ExtractionMetric.Outcome.RETRY,
+    ExtractionMetric.Outcome.FAILED,
+    ExtractionMetric.Outcome.RESCUED,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Bucket:
+    """Attempts that ended within one minute or hour."""
+
+    start: datetime
+    completed: int
+    failed: int
+
+
+def throughput(now: datetime, *, buckets: int, step: str) -> list[Bucket]:
+    """Completed and failed attempts per minute or hour, oldest first, gaps as zero."""
+    size = timedelta(minutes=1) if step == "minute" else timedelta(hours=1)
+    trunc = TruncMinute if step == "minute" else TruncHour
+    now = now.astimezone(UTC)
+    current = now.replace(second=0, microsecond=0)
+    if step != "minute":
+        current = current.replace(minute=0)
+    first = current - size * (buckets - 1)
+    # Bucketing in UTC on both databases keeps the Python side and the SQL side aligned.
+    rows = (
+        ExtractionMetric.objects.filter(created_at__gte=first)
+        .annotate(bucket=trunc("created_at", tzinfo=UTC))
+        .values("bucket")
+        .annotate(
+            completed=Count("id", filter=Q(outcome=ExtractionMetric.Outcome.COMPLETED)),
+            failed=Count("id", filter=Q(outcome__in=FAILURE_OUTCOMES)),
+        )
+        .order_by("bucket")
+    )
+    found = {row["bucket"].astimezone(UTC): row for row in rows}
+    result = []
+    for i in range(buckets):
+        start = first + size * i
+        row = found.get(start, {})
+        result.append(Bucket(start, row.get("completed", 0), row.get("failed", 0)))
+    return result
+
+
+def failures_by_type(since: datetime) -> list[dict[str, Any]]:
+    """Failed attempts since ``since`` and jobs failed now, per error type."""
+    attempts = dict(
+        ExtractionMetric.objects.filter(
+            created_at__gte=since, outcome__in=FAILURE_OUTCOMES
+        )
+        .values_list("error_type")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    failed_now = dict(
+        QueueItem.objects.filter(status=Status.FAILED)
+        .values_list("error_type")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    peak = max([*attempts.values(), *failed_now.values(), 1])
+    rows = []
+    for value, label in [*ErrorType.choices, ("", "(none)")]:
+        n, now_failed = attempts.get(value, 0), failed_now.get(value, 0)
+        if n or now_failed:
+            rows.append(
+                {
+                    "value": value,
+                    "label": label,
+                    "attempts": n,
+                    "failed_now": now_failed,
+                    "bar": round(200 * n / peak),
+                }
+            )
+    return rows
+
+
+def overview(now: datetime) -> dict[str, Any]:
+    """Everything the dashboard shows, read in a handful of aggregate queries."""
+    return {
+        "stats": QueueManager().get_queue_stats(),
+        "last_hour": throughput(now, buckets=60, step="minute"),
+        "last_day": throughput(now, buckets=24, step="hour"),
+        "last_hour_ms": ExtractionMetric.objects.filter(
+            created_at__gte=now - timedelta(hours=1),
+            outcome=ExtractionMetric.Outcome.COMPLETED,
+        ).aggregate(ms=Avg("extraction_time_ms"))["ms"],
+        "failure_types": failures_by_type(now - timedelta(hours=24)),
+        "live_workers": list(
+            WorkerHeartbeat.objects.select_related("current_job")
+            .in_state("alive")
+            .order_by("worker_id")
+        ),
+        "stale_workers": WorkerHeartbeat.objects.in_state("stale").count(),
+        "recent_failures": list(
+            QueueItem.objects.filter(status=Status.FAILED)
+            .select_related("document")
+            .defer("document__text")
+            .order_by(F("finished_at").desc(nulls_last=True), "-id")[:10]
+        ),
+        "control": QueueControl.objects.filter(pk=1).first(),
+        # Figures other apps add (label, value, optional warning), e.g. OCR's.
+        "extra_figures": [
+            figure
+            for path in settings.QUEUE_DASHBOARD_FIGURES
+            for figure in import_string(path)(now)
+        ],
+    }

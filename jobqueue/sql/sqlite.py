@@ -1,0 +1,153 @@
+"""The queue on SQLite: each step is a few statements inside the caller's one
+``BEGIN IMMEDIATE`` transaction (no round trips: the database is in-process).
+
+SQLite stores Django's datetimes as UTC text, ``YYYY-MM-DD HH:MM:SS.ffffff``, and
+compares them as text; ``NOW`` produces that exact shape, so it sorts correctly
+against values Django wrote. SQLite's clock has milliseconds: the last three digits
+are ``999``, the end of that millisecond, so a time written within it counts as past.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from django.db import connections
+
+with contextlib.suppress(ImportError):  # Linux only; elsewhere the watch polls
+    from inotify_simple import INotify, flags
+
+from jobqueue.sql import base
+
+# '%%' because Django passes parameterised statements through %-formatting.
+NOW = "(strftime('%%Y-%%m-%%d %%H:%%M:%%f', 'now') || '999')"
+# Without inotify: how often an idle worker looks for commits of other connections;
+# with it, how often at most.
+WATCH_SECONDS = 0.005
+# With inotify: how often the watch looks up from the kernel to see if it should stop.
+STOP_CHECK_MS = 500
+
+logger = logging.getLogger(__name__)
+
+
+def now_plus(seconds: float) -> tuple[str, list[Any]]:
+    return (
+        "(strftime('%%Y-%%m-%%d %%H:%%M:%%f', 'now', %s) || '999')",
+        [f"{seconds:+.3f} seconds"],
+    )
+
+
+class Dialect(base.Dialect):
+    vendor = "sqlite"
+    NOW = NOW
+
+    def __init__(self, mirrors: base.Mirrors) -> None:
+        super().__init__(mirrors)
+        # Due retries are promoted first (``promote``), then the next job by
+        # priority, then age: read straight off idx_queue_claim_order.
+        next_job = """SELECT id FROM extraction_queue WHERE status = 'pending'
+            {queues} ORDER BY priority DESC, created_at, id LIMIT 1"""
+        claim = f"{self.start} WHERE id = ({next_job}) RETURNING {base.FIELDS}"
+        self.claim_any = claim.replace("{queues}", "")
+        self.claim_in_queues = claim.replace(
+            "{queues}", "AND queue_name IN (SELECT value FROM json_each(%(queues)s))"
+        )
+        self.metric = self.completed_metric.format(
+            job="%(job)s",
+            document="%(document_id)s",
+            attempt="%(attempt)s",
+            worker="%(claimed_by)s",
+            source="",
+        )
+
+    def id_source(self, ids: list[int]) -> tuple[str, Any]:
+        return "json_each(%s) AS subject", json.dumps(ids)
+
+    def claim(self, cursor: Any, worker: str, queues: Sequence[str]) -> tuple | None:
+        cursor.execute(self.promote, {})
+        self.mirror(cursor, cursor.fetchall(), "pending")
+        if queues:
+            params = {"worker": worker, "queues": json.dumps(sorted(queues))}
+            cursor.execute(self.claim_in_queues, params)
+        else:
+            cursor.execute(self.claim_any, {"worker": worker})
+        row = cursor.fetchone()
+        if row is not None:
+            self.mirror(cursor, [(row[2], row[1])], "processing")
+        return row
+
+    def complete(self, cursor: Any, params: dict[str, Any]) -> bool:
+        cursor.execute(self.done, params)
+        row = cursor.fetchone()
+        if row is None:
+            return False
+        document_id, attempt, claimed_by, operation = row
+        cursor.execute(
+            self.metric,
+            {
+                **params,
+                "document_id": document_id,
+                "attempt": attempt,
+                "claimed_by": claimed_by,
+            },
+        )
+        self.mirror(
+            cursor,
+            [(operation, document_id)],
+            "completed",
+            {"error_type": "", "error_message": ""},
+        )
+        return True
+
+    def watch(self, changed: Callable[[], None], stop: threading.Event) -> None:
+        """``PRAGMA data_version`` changes whenever another connection commits;
+        reading it takes no lock. It is read when the database's directory reports
+        a write (inotify: a commit appends to the WAL file), so an idle worker
+        sleeps in the kernel; where inotify is missing, every ``WATCH_SECONDS``."""
+        path = Path(connections["default"].settings_dict["NAME"])
+        db = sqlite3.connect(path, timeout=5, check_same_thread=False)
+        try:
+            with _file_events(path.parent) as events:
+                last = db.execute("PRAGMA data_version").fetchone()[0]
+                pending = False  # writes seen since the last look
+                while not stop.is_set():
+                    if events is None:
+                        stop.wait(WATCH_SECONDS)
+                    elif not pending and not events.read(timeout=STOP_CHECK_MS):
+                        continue
+                    version = db.execute("PRAGMA data_version").fetchone()[0]
+                    if version != last:
+                        last = version
+                        changed()
+                    if events is not None:
+                        # A busy queue commits thousands of times a second: look
+                        # at most every WATCH_SECONDS, so that this thread does
+                        # not take the interpreter from the workers at each one.
+                        stop.wait(WATCH_SECONDS)
+                        pending = bool(events.read(timeout=0))
+        finally:
+            db.close()
+
+
+@contextlib.contextmanager
+def _file_events(directory: Path) -> Iterator[INotify | None]:
+    """Writes to the files of ``directory``, or None where inotify is missing."""
+    try:
+        events = INotify()
+        events.add_watch(directory, flags.MODIFY | flags.CREATE | flags.MOVED_TO)
+    except (NameError, OSError) as exc:
+        logger.info(
+            "No inotify (%s): looking for commits every %g s", exc, WATCH_SECONDS
+        )
+        yield None
+        return
+    try:
+        yield events
+    finally:
+        events.close()
