@@ -151,7 +151,10 @@ def test_second_sigint_stops_at_once_and_releases_the_job(start_worker, user, qu
     proc = start_worker("--workers", "1", *FAST, env=SLOW_EXTRACTOR)
     wait_for(lambda: QueueItem.objects.get(pk=job_id).status == Status.PROCESSING, 60)
     proc.send_signal(signal.SIGINT)
-    wait_for(lambda: "again to stop now" in worker_log(proc), 10)
+    try:
+        wait_for(lambda: "again to stop now" in worker_log(proc), 30)
+    except AssertionError:
+        raise AssertionError(f"no first-signal message:\n{worker_log(proc)}") from None
     proc.send_signal(signal.SIGINT)
     assert proc.wait(30) == 0, worker_log(proc)
     job = QueueItem.objects.get(pk=job_id)

@@ -126,8 +126,11 @@ class Command(BaseCommand):
         self.stdout.write(
             f"Processing the queue with {workers} workers. Ctrl+C to stop."
         )
-        # Signal handlers still run while the main thread waits here.
-        worker.wait_stopped()
+        # Python runs signal handlers in the main thread only, and a signal the
+        # kernel hands to another thread cannot wake a wait without a timeout:
+        # wait in short slices so a Ctrl+C is seen within half a second.
+        while not worker.wait_stopped(timeout=0.5):
+            pass
         self.stdout.write("Stopped.")
 
     def _run_once(
