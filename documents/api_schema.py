@@ -1,7 +1,8 @@
 """The OpenAPI schema's additions: both token schemes, the error shape, one URL form.
 
-drf-spectacular finds these through SPECTACULAR_SETTINGS (hooks) and by importing
-this module from the app config (the authentication extension registers itself).
+drf-spectacular finds these through SPECTACULAR_SETTINGS (hooks) and through the API's
+URL conf, which imports this module (the authentication extension registers itself);
+not from the app config, so that workers, which serve no schema, do not load it.
 """
 
 from __future__ import annotations

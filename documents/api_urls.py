@@ -1,7 +1,10 @@
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from documents import api
+from documents import (
+    api,
+    api_schema,  # noqa: F401 - registers the token scheme with the schema views
+)
 from documents.api_errors import api_not_found
 
 app_name = "api"

@@ -7,7 +7,6 @@ class DocumentsConfig(AppConfig):
 
     def ready(self) -> None:
         from documents import (
-            api_schema,  # noqa: F401 - registers the token scheme
             checks,  # noqa: F401 - registers the system checks
             jobs,
         )
