@@ -407,6 +407,9 @@ class ExtractionWorker:
             except JobReleased:
                 self._give_back(state, flight)
                 return True
+            if flight.future is None and sql.dialect().joins_steps:
+                flight = self._conclude_and_claim(state, flight, outcome)
+                continue
             # Take the next job before storing this one's text, so the child
             # extracts while this thread writes: storing and indexing are not free.
             upcoming = self._prefetch(state, flight)
@@ -442,13 +445,18 @@ class ExtractionWorker:
     def _start_next(self, state: _ThreadState) -> Flight | None:
         try:
             item = self.queue.claim(state.worker_id, self.queues)
-            if item is None:
-                return None
-            state.status, state.current_job = WorkerHeartbeat.State.BUSY, item.pk
+        except BaseException:
+            state.reconcile = True  # the claim may have landed unseen
+            raise
+        return None if item is None else self._begin(state, item)
+
+    def _begin(self, state: _ThreadState, item: QueueItem) -> Flight:
+        """Start (or, for a kind that runs in the thread, run) a claimed job."""
+        state.status, state.current_job = WorkerHeartbeat.State.BUSY, item.pk
+        try:
             flight = self.runner.begin(item)
         except BaseException:
-            # The claim may have landed unseen, or the job may not have started.
-            state.reconcile = True
+            state.reconcile = True  # the job did not start: the reconcile releases it
             raise
         state.held[item.pk] = flight
         log_started(item, state.worker_id)
@@ -469,11 +477,46 @@ class ExtractionWorker:
             drop_connection()
             return None
 
-    def _conclude(self, state: _ThreadState, flight: Flight, outcome: Outcome) -> None:
+    def _conclude_and_claim(
+        self, state: _ThreadState, flight: Flight, outcome: Outcome
+    ) -> Flight | None:
+        """Record a job that ran in this thread and claim the next in one
+        transaction: where the dialect says so (SQLite), a commit is much of a short
+        job's cost. A cron drain (its count) and a stopping or paused worker take
+        the separate path."""
+        if self._drain is not None or self._stop.is_set() or self.is_paused():
+            self._conclude(state, flight, outcome)
+            return None
+        try:
+            with transaction.atomic():
+                recorded = self.runner.record(flight, outcome, state.worker_id)
+                item = self.queue.claim(state.worker_id, self.queues)
+        except Exception as exc:
+            # Rolled back, or after a database fault perhaps committed unseen: the
+            # separate path records it either way, the reconcile pass releases a
+            # claim that landed.
+            fault = is_database_fault(exc)
+            if fault:
+                state.reconcile = True
+                drop_connection()
+            self._conclude(state, flight, outcome, maybe_recorded=fault)
+            return None
+        self._report(state, flight, recorded)
+        return None if item is None else self._begin(state, item)
+
+    def _conclude(
+        self,
+        state: _ThreadState,
+        flight: Flight,
+        outcome: Outcome,
+        *,
+        maybe_recorded: bool = False,
+    ) -> None:
         """Record the outcome, waiting out database faults: the result is kept and
-        stored once the database is back, no attempt charged for its absence."""
+        stored once the database is back, no attempt charged for its absence.
+        ``maybe_recorded``: an earlier try may have landed unseen."""
         item = flight.item
-        backoff, faults = Backoff(), 0
+        backoff, faults = Backoff(), int(maybe_recorded)
         while True:
             try:
                 recorded = self.runner.record(flight, outcome, state.worker_id)
@@ -497,6 +540,11 @@ class ExtractionWorker:
                     )
                 drop_connection()
                 self._abort.wait(pause)
+        self._report(state, flight, recorded)
+
+    def _report(self, state: _ThreadState, flight: Flight, recorded: Outcome) -> None:
+        """Count, log and announce an outcome once it is stored (or refused)."""
+        item = flight.item
         state.held.pop(item.pk, None)
         if not recorded.recorded:
             self._refused(state, flight)

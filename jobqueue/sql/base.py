@@ -52,6 +52,10 @@ class Dialect:
     NOW = ""
     # The item's result parameter, as the database reads JSON text.
     RESULT = "%(result)s"
+    # Whether a worker should record a job and claim the next in one transaction:
+    # where steps are several statements and the commit is the cost (SQLite), not
+    # where each step is one statement in autocommit (PostgreSQL).
+    joins_steps = False
 
     def __init__(self, mirrors: Mirrors) -> None:
         now = self.NOW

@@ -10,7 +10,6 @@ import signal
 import time
 from collections import Counter
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 from django.db import connection
@@ -25,6 +24,7 @@ from tests.db_faults import (
     hold_sqlite_write_lock,
     terminate_backends,
 )
+from tests.jobqueue.task_apps import reports
 from tests.jobqueue.test_worker_processes import SLOW_EXTRACTOR, store
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -48,13 +48,28 @@ def drain_through(start_worker, user, queue, tmp_path):
     """Queue documents, start two worker processes, inject ``fault`` once they are
     draining, then check that nothing was lost, stuck, charged or done twice."""
 
-    def run(fault: Callable[[list], None], *, database_url: str | None = None) -> None:
+    def run(
+        fault: Callable[[list], None],
+        *,
+        database_url: str | None = None,
+        tasks: bool = False,
+    ) -> None:
+        """``tasks``: @task calls, run in the worker's thread, instead of documents
+        extracted in children."""
         log = tmp_path / "extractions.log"
-        documents = [
-            store(user, f"doc{n}.txt", b"sleep:0.3 document %d" % n)
-            for n in range(DOCUMENTS)
-        ]
-        jobs = [queue.enqueue(d.pk) for d in documents]
+        runs = tmp_path / "runs"
+        if tasks:
+            runs.mkdir()
+            jobs = [
+                int(reports.logged.enqueue(f"task{n}", str(runs)).id)
+                for n in range(DOCUMENTS)
+            ]
+        else:
+            documents = [
+                store(user, f"doc{n}.txt", b"sleep:0.3 document %d" % n)
+                for n in range(DOCUMENTS)
+            ]
+            jobs = [queue.enqueue(d.pk) for d in documents]
         env = {
             **SLOW_EXTRACTOR,
             "QUEUE_STALE_WORKER_SECONDS": str(STALE_SECONDS),
@@ -88,9 +103,12 @@ def drain_through(start_worker, user, queue, tmp_path):
         )
         assert outcomes[ExtractionMetric.Outcome.COMPLETED] == DOCUMENTS, outcomes
         assert set(outcomes) <= {"completed", "released"}, outcomes
-        extracted = Counter(Path(log).read_text().split())
+        if tasks:
+            extracted = Counter(path.name.split(".")[0] for path in runs.iterdir())
+        else:
+            extracted = Counter(log.read_text().split())
         assert len(extracted) == DOCUMENTS
-        assert set(extracted.values()) == {1}, "each document extracted once"
+        assert set(extracted.values()) == {1}, "each job done once"
         assert not QueueItem.objects.filter(status=Status.PROCESSING).exists()
 
     return run
@@ -149,14 +167,23 @@ def test_postgres_lock_held_past_the_stale_threshold(drain_through):
     )
 
 
+# Tasks run in the worker's thread, recorded in the transaction that claims the next
+# job (SQLite): the fault lands inside that joint transaction.
+both_kinds = pytest.mark.parametrize("tasks", [False, True], ids=["documents", "tasks"])
+
+
 @sqlite_only
-def test_sqlite_write_lock_held_past_the_stale_threshold(drain_through):
+@both_kinds
+def test_sqlite_write_lock_held_past_the_stale_threshold(drain_through, tasks):
     path = connection.settings_dict["NAME"]
-    drain_through(lambda _procs: hold_sqlite_write_lock(path, OUTAGE_SECONDS))
+    drain_through(
+        lambda _procs: hold_sqlite_write_lock(path, OUTAGE_SECONDS), tasks=tasks
+    )
 
 
 @sqlite_only
-def test_sqlite_disk_full_mid_drain_then_freed(drain_through):
+@both_kinds
+def test_sqlite_disk_full_mid_drain_then_freed(drain_through, tasks):
     def fill(procs) -> None:
         with disk_full(p.pid for p in procs):
             time.sleep(0.5)  # what was being written when the disk filled
@@ -164,7 +191,7 @@ def test_sqlite_disk_full_mid_drain_then_freed(drain_through):
             time.sleep(OUTAGE_SECONDS)
             assert completed_count() == before, "nothing can be recorded"
 
-    drain_through(fill)
+    drain_through(fill, tasks=tasks)
 
 
 def test_a_worker_stalled_past_the_threshold_records_nothing_it_lost(

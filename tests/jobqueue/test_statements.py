@@ -5,15 +5,18 @@ the backend sends them as statements)."""
 from __future__ import annotations
 
 import re
+import threading
 from pathlib import Path
 
 import pytest
 from django.db import connection
+from django.db.backends.signals import connection_created
 from django.test.utils import CaptureQueriesContext
 
 import jobqueue
-from jobqueue.models import Operation
+from jobqueue.models import Operation, QueueItem, Status
 from jobqueue.services import QueueManager
+from tests.conftest import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -72,3 +75,38 @@ def test_database_specific_sql_lives_only_in_the_database_modules():
         and VENDOR_SPECIFIC.search(path.read_text())
     ]
     assert outside == []
+
+
+@pytest.mark.skipif(
+    connection.vendor != "sqlite", reason="PostgreSQL commits each step by itself"
+)
+def test_a_sqlite_worker_commits_once_per_job(run_worker, make_document):
+    """A job run in the worker's thread is recorded in the transaction that claims
+    the next one: one commit per job, where separate steps would take two."""
+    jobs = 20
+    QueueManager(Operation.NOOP).enqueue_batch(
+        [make_document(f"{n}".encode()).pk for n in range(jobs)]
+    )
+    commits: list[str] = []  # the names of the threads that committed
+
+    def trace(sender, connection, **kwargs):
+        connection.connection.set_trace_callback(
+            lambda statement: (
+                statement == "COMMIT"
+                and commits.append(threading.current_thread().name)
+            )
+        )
+
+    connection_created.connect(trace)
+    try:
+        worker = run_worker(poll_interval=30)
+        wait_for(
+            lambda: QueueItem.objects.filter(status=Status.COMPLETED).count() == jobs
+        )
+        worker.stop(timeout=5)
+    finally:
+        connection_created.disconnect(trace)
+    thread = worker._states[0].worker_id
+    # The first claim, one per job (the last one's finds nothing), and a few idle
+    # looks; recording and claiming apart would take twice the jobs.
+    assert jobs + 1 <= commits.count(thread) <= jobs + 4
