@@ -9,11 +9,12 @@ from django.core.checks import Error, Warning, register
 
 from documents.extraction import ocr_problem
 from documents.extractors.ocr import LANGUAGES
+from jobqueue.apps import WORKER_CHECKS
 
 OCR_MODES = ("auto", "always", "never")
 
 
-@register()
+@register(WORKER_CHECKS)
 def check_extraction_settings(app_configs: Any = None, **kwargs: Any) -> list:
     errors = []
     if settings.OCR_MODE not in OCR_MODES:
@@ -46,7 +47,7 @@ def check_extraction_settings(app_configs: Any = None, **kwargs: Any) -> list:
     return errors
 
 
-@register()
+@register(WORKER_CHECKS)
 def check_ocr_data(app_configs: Any = None, **kwargs: Any) -> list:
     if settings.OCR_MODE not in OCR_MODES or not LANGUAGES.match(
         settings.OCR_LANGUAGES

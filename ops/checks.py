@@ -14,6 +14,8 @@ from django.conf import settings
 from django.core.checks import Error, register
 from django.utils.module_loading import import_string
 
+from jobqueue.apps import WORKER_CHECKS
+
 ENUMERATED_SETTINGS: dict[str, tuple[str, ...] | str] = {
     "PDF_ENGINE": "documents.extractors.pdf.ENGINES",
     "LOG_FORMAT": ("plain", "json"),
@@ -26,7 +28,7 @@ def allowed_values(name: str) -> tuple[str, ...]:
     return import_string(values) if isinstance(values, str) else values
 
 
-@register()
+@register(WORKER_CHECKS)
 def check_enumerated_settings(app_configs: Any = None, **kwargs: Any) -> list[Error]:
     """One error per enumerated setting whose value is not one of its values."""
     errors = []

@@ -8,6 +8,7 @@ import sys
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
+from jobqueue.apps import WORKER_CHECKS
 from jobqueue.management.arguments import (
     non_negative_int,
     positive_int,
@@ -22,6 +23,7 @@ class Command(BaseCommand):
         "Process the queue with a pool of workers (Ctrl+C stops gracefully), or "
         "what is due now (--once)."
     )
+    requires_system_checks = [WORKER_CHECKS]
 
     def add_arguments(self, parser) -> None:
         parser.add_argument(
