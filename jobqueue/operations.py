@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from django.db import connection
@@ -59,6 +60,7 @@ _kinds: dict[str, JobKind] = {}
 def register(kind: JobKind) -> JobKind:
     """Register (or replace, e.g. in tests) the kind of this name."""
     _kinds[kind.name] = kind
+    mirrors.cache_clear()
     return kind
 
 
@@ -70,6 +72,7 @@ def kinds() -> list[JobKind]:
     return list(_kinds.values())
 
 
+@cache  # read at every claim and completion; cleared by ``register``
 def mirrors() -> tuple[tuple[str, tuple[str, ...]], ...]:
     """Each status table with the kinds it mirrors, for the queue's statements."""
     tables: dict[str, list[str]] = defaultdict(list)

@@ -60,6 +60,8 @@ class Dialect:
     def __init__(self, mirrors: Mirrors) -> None:
         now = self.NOW
         self.mirrors = mirrors
+        # Each mirrored kind's status table.
+        self.tables = {kind: table for table, kinds in mirrors for kind in kinds}
         # retry_pending → pending once the backoff has passed (the guide's diagram); an
         # index probe on idx_queue_status_retry that usually matches nothing. The
         # promoted items' kinds are told (their subjects' status follows).
@@ -164,18 +166,22 @@ class Dialect:
         """Write ``status`` (and ``fields``: error_type, error_message) to the status
         table rows of ``items`` (``(operation, subject id)``)."""
         subjects: dict[str, list[int]] = {}
-        tables = {kind: table for table, kinds in self.mirrors for kind in kinds}
         for operation, subject_id in items:
-            if subject_id is not None and operation in tables:
-                subjects.setdefault(tables[operation], []).append(subject_id)
+            if subject_id is not None and operation in self.tables:
+                subjects.setdefault(self.tables[operation], []).append(subject_id)
         fields = fields or {}
         columns = "".join(f", {name} = %s" for name in fields)
         for table, ids in subjects.items():
+            update = (
+                f"UPDATE {connection.ops.quote_name(table)} SET status = %s, "
+                f"updated_at = {self.NOW}{columns} WHERE id "
+            )
+            if len(ids) == 1:  # a claim's or a completion's one subject
+                cursor.execute(f"{update}= %s", [status, *fields.values(), ids[0]])
+                continue
             source, values = self.id_source(ids)
             cursor.execute(
-                f"UPDATE {connection.ops.quote_name(table)} SET status = %s, "
-                f"updated_at = {self.NOW}{columns} "
-                f"WHERE id IN (SELECT value FROM {source})",
+                f"{update}IN (SELECT value FROM {source})",
                 [status, *fields.values(), values],
             )
 
