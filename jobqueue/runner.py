@@ -45,6 +45,10 @@ class Outcome:
     recorded: bool = (
         True  # False when the job had been taken from this worker meanwhile
     )
+    # ``record(claim_next=...)``: whether the next job was claimed with this
+    # outcome's record, and which.
+    claimed_next: bool = False
+    next_item: QueueItem | None = None
 
 
 STORE_REFUSED = (
@@ -217,14 +221,24 @@ class JobRunner:
                 flight.future.cancel()  # Pebble stops the child
                 raise TimeoutError
 
-    def record(self, flight: Flight, outcome: Outcome, worker_id: str) -> Outcome:
-        """Store the result, or the failure, through the queue's rules."""
+    def record(
+        self,
+        flight: Flight,
+        outcome: Outcome,
+        worker_id: str,
+        *,
+        claim_next: list[str] | None = None,
+    ) -> Outcome:
+        """Store the result, or the failure, through the queue's rules. With
+        ``claim_next`` (queue names; empty for all) a success of a kind with no
+        ``on_success`` writes also claims the next job in the same statement
+        (``Outcome.claimed_next``, ``next_item``)."""
         item = flight.item
         elapsed_ms = int((time.monotonic() - flight.started) * 1000)
         if outcome.completed:
             try:
                 outcome.recorded = self._record_success(
-                    item, worker_id, outcome.result, elapsed_ms
+                    item, worker_id, outcome, elapsed_ms, claim_next
                 )
             except DatabaseError as exc:
                 if is_database_fault(exc):
@@ -254,10 +268,30 @@ class JobRunner:
         return outcome
 
     def _record_success(
-        self, item: QueueItem, worker_id: str, value: Any, elapsed_ms: int
+        self,
+        item: QueueItem,
+        worker_id: str,
+        outcome: Outcome,
+        elapsed_ms: int,
+        claim_next: list[str] | None,
     ) -> bool:
         kind = operations.get(item.operation)
+        value = outcome.result
         figures = kind.metrics(value) if kind.metrics else {}
+        result = kind.result(value) if kind.result else None
+        if claim_next is not None and not kind.on_success:
+            done, outcome.next_item = self.queue.complete_and_claim(
+                item.pk,
+                elapsed_ms,
+                worker_id=worker_id,
+                attempt=item.attempts,
+                subject_id=item.document_id,
+                queues=claim_next,
+                result=result,
+                **figures,
+            )
+            outcome.claimed_next = True
+            return done
         # The kind's own writes commit with the completion, or not at all.
         with transaction.atomic() if kind.on_success else contextlib.nullcontext():
             done = self.queue.complete(
@@ -265,7 +299,7 @@ class JobRunner:
                 extraction_time_ms=elapsed_ms,
                 worker_id=worker_id,
                 attempt=item.attempts,
-                result=kind.result(value) if kind.result else None,
+                result=result,
                 **figures,
             )
             if done and kind.on_success:

@@ -160,15 +160,7 @@ class QueueManager:
         dialect = sql.dialect()
         with dialect.atomic(), connection.cursor() as cursor:
             row = dialect.claim(cursor, worker_id, list(queues or ()))
-        if row is None:
-            return None
-        item = QueueItem.from_db(connection.alias, sql.CLAIMED_FIELDS, row)
-        for name in ("payload", "result"):  # SQLite gives JSON as text
-            if isinstance(getattr(item, name), str):
-                setattr(item, name, json.loads(getattr(item, name)))
-        for name in sql.CLAIMED_TIMES:
-            setattr(item, name, sql.as_datetime(getattr(item, name)))
-        return item
+        return _claimed_item(row)
 
     # --- Finishing -----------------------------------------------------------
 
@@ -180,29 +172,40 @@ class QueueManager:
         *,
         worker_id: str | None = None,
         attempt: int | None = None,
-        pages: int | None = None,
-        characters: int | None = None,
-        extractor: str = "",
-        result: Any = None,
+        **figures: Any,
     ) -> bool:
-        """Mark a processing job completed (``result``: JSON to store with it); False
-        (and no change) from any other state, or when ``worker_id``/``attempt`` no
-        longer hold the job (fencing)."""
-        params = {
-            "job": job_id,
-            "worker": worker_id,
-            "attempt": attempt,
-            "ms": extraction_time_ms,
-            "confidence": confidence,
-            "pages": pages,
-            "characters": characters,
-            "extractor": extractor,
-            "result": None if result is None else json.dumps(result),
-        }
-        # The metrics row and the subject's status too, in the same transaction.
+        """Mark a processing job completed; False (and no change) from any other
+        state, or when ``worker_id``/``attempt`` no longer hold the job (fencing).
+        ``figures``: pages, characters, extractor, and ``result`` (JSON to store)."""
+        params = _completion(
+            job_id, worker_id, attempt, extraction_time_ms, confidence, **figures
+        )
         dialect = sql.dialect()
+        # The metrics row and the subject's status too, in the same transaction.
         with dialect.atomic(), connection.cursor() as cursor:
             return dialect.complete(cursor, params)
+
+    def complete_and_claim(
+        self,
+        job_id: int,
+        extraction_time_ms: int | None,
+        *,
+        worker_id: str,
+        attempt: int,
+        subject_id: int | None,
+        queues: Iterable[str] | None,
+        **figures: Any,
+    ) -> tuple[bool, QueueItem | None]:
+        """``complete``, and in the same transaction (on PostgreSQL, the same
+        statement) ``claim`` the next job for ``worker_id``, passing over one of the
+        same subject: (completed, the next item or None). One commit per job."""
+        params = _completion(job_id, worker_id, attempt, extraction_time_ms, **figures)
+        dialect = sql.dialect()
+        with dialect.atomic(), connection.cursor() as cursor:
+            done, row = dialect.complete_and_claim(
+                cursor, {**params, "subject": subject_id}, sorted(queues or ())
+            )
+        return done, _claimed_item(row)
 
     def set_progress(self, item: QueueItem, done: int, total: int) -> None:
         """Record how far a running attempt has got (best effort: a database hiccup
@@ -641,3 +644,42 @@ def _record(item: QueueItem, outcome: str, **fields: Any) -> None:
         created_at=DbNow(),
         **{k: v for k, v in fields.items() if v is not None},
     )
+
+
+def _claimed_item(row: tuple | None) -> QueueItem | None:
+    """The item a claim statement returned (its ``CLAIMED_FIELDS``)."""
+    if row is None:
+        return None
+    item = QueueItem.from_db(connection.alias, sql.CLAIMED_FIELDS, row)
+    for name in ("payload", "result"):  # SQLite gives JSON as text
+        if isinstance(getattr(item, name), str):
+            setattr(item, name, json.loads(getattr(item, name)))
+    for name in sql.CLAIMED_TIMES:
+        setattr(item, name, sql.as_datetime(getattr(item, name)))
+    return item
+
+
+def _completion(
+    job_id: int,
+    worker_id: str | None,
+    attempt: int | None,
+    extraction_time_ms: int | None,
+    confidence: float | None = None,
+    *,
+    pages: int | None = None,
+    characters: int | None = None,
+    extractor: str = "",
+    result: Any = None,
+) -> dict[str, Any]:
+    """The completion statement's parameters."""
+    return {
+        "job": job_id,
+        "worker": worker_id,
+        "attempt": attempt,
+        "ms": extraction_time_ms,
+        "confidence": confidence,
+        "pages": pages,
+        "characters": characters,
+        "extractor": extractor,
+        "result": None if result is None else json.dumps(result),
+    }

@@ -407,7 +407,7 @@ class ExtractionWorker:
             except JobReleased:
                 self._give_back(state, flight)
                 return True
-            if flight.future is None and sql.dialect().joins_steps:
+            if flight.future is None:
                 flight = self._conclude_and_claim(state, flight, outcome)
                 continue
             # Take the next job before storing this one's text, so the child
@@ -480,17 +480,23 @@ class ExtractionWorker:
     def _conclude_and_claim(
         self, state: _ThreadState, flight: Flight, outcome: Outcome
     ) -> Flight | None:
-        """Record a job that ran in this thread and claim the next in one
-        transaction: where the dialect says so (SQLite), a commit is much of a short
-        job's cost. A cron drain (its count) and a stopping or paused worker take
-        the separate path."""
+        """Record a job that ran in this thread and claim the next with it: one
+        commit per job, where a short job's cost is mostly commits (on PostgreSQL
+        one statement, on SQLite one transaction). A cron drain (its count) and a
+        stopping or paused worker take the separate path."""
         if self._drain is not None or self._stop.is_set() or self.is_paused():
             self._conclude(state, flight, outcome)
             return None
         try:
-            with transaction.atomic():
-                recorded = self.runner.record(flight, outcome, state.worker_id)
-                item = self.queue.claim(state.worker_id, self.queues)
+            with sql.dialect().atomic():
+                recorded = self.runner.record(
+                    flight, outcome, state.worker_id, claim_next=self.queues or []
+                )
+                item = (
+                    recorded.next_item
+                    if recorded.claimed_next
+                    else self.queue.claim(state.worker_id, self.queues)
+                )
         except Exception as exc:
             # Rolled back, or after a database fault perhaps committed unseen: the
             # separate path records it either way, the reconcile pass releases a

@@ -52,10 +52,6 @@ class Dialect:
     NOW = ""
     # The item's result parameter, as the database reads JSON text.
     RESULT = "%(result)s"
-    # Whether a worker should record a job and claim the next in one transaction:
-    # where steps are several statements and the commit is the cost (SQLite), not
-    # where each step is one statement in autocommit (PostgreSQL).
-    joins_steps = False
 
     def __init__(self, mirrors: Mirrors) -> None:
         now = self.NOW
@@ -120,6 +116,16 @@ class Dialect:
         """Mark a processing job completed with its metrics row; False if the claim
         (``worker``, ``attempt``) no longer holds it."""
         raise NotImplementedError
+
+    def complete_and_claim(
+        self, cursor: Any, params: dict[str, Any], queues: Sequence[str]
+    ) -> tuple[bool, tuple | None]:
+        """``complete``, then ``claim`` the next job for the same worker, in the
+        caller's transaction. (PostgreSQL's one statement passes over a job of the
+        same subject, ``params["subject"]``.)"""
+        return self.complete(cursor, params), self.claim(
+            cursor, params["worker"], queues
+        )
 
     def claim_one(self, cursor: Any, worker: str, job: int) -> tuple | None:
         """Claim one given job if it is still pending (due retries promoted first)."""

@@ -34,6 +34,7 @@ TYPES = {
     "characters": "integer",
     "extractor": "text",
     "result": "text",
+    "subject": "bigint",
 }
 # Dead rows after which housekeeping vacuums the queue table. A claim reads the
 # claim index from its oldest pending entry: until a vacuum, the entries of jobs
@@ -90,6 +91,19 @@ class Prepared:
         cursor.execute(self.execute, [params[p] for p in self.params])
 
 
+def _variants(prefix: str, statement: str) -> tuple[Prepared, Prepared]:
+    """A statement taking jobs of any queue, and one of the named ``queues`` only;
+    named by their text: kinds registered later make new statements."""
+    tag = f"{zlib.crc32(statement.encode()):08x}"
+    return (
+        Prepared(f"{prefix}_{tag}", statement.replace("{queues}", "")),
+        Prepared(
+            f"{prefix}_queues_{tag}",
+            statement.replace("{queues}", "AND queue_name = ANY(%(queues)s)"),
+        ),
+    )
+
+
 # The names prepared on each (live) connection.
 _prepared: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
 
@@ -112,7 +126,7 @@ class Dialect(base.Dialect):
         # a job no longer processing is refused (fencing), so the job runs again;
         # never lost. Completions wait for the disk.
         order = "ORDER BY priority DESC, created_at, id LIMIT 1"
-        claim = f"""WITH
+        claim_ctes = f"""
             waiting AS (SELECT id, priority, created_at FROM extraction_queue
                 WHERE status = 'pending' {{queues}}
                 {order} FOR UPDATE SKIP LOCKED),
@@ -123,17 +137,13 @@ class Dialect(base.Dialect):
                 (SELECT * FROM waiting UNION ALL SELECT * FROM due) AS next {order})
                 RETURNING {base.FIELDS}){
             mirror_ctes("claimed", "processing", mirrors, clear=False)
-        }
-            SELECT {", ".join(f"claimed.{f}" for f in base.CLAIMED_FIELDS)}
+        }"""
+        claimed_fields = ", ".join(f"claimed.{f}" for f in base.CLAIMED_FIELDS)
+        claim = f"""WITH {claim_ctes}
+            SELECT {claimed_fields}
             FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async
             LEFT JOIN claimed ON true"""
-        # Named by their text: kinds registered later make new statements.
-        tag = f"{zlib.crc32(claim.encode()):08x}"
-        self.claim_any = Prepared(f"jq_claim_{tag}", claim.replace("{queues}", ""))
-        self.claim_in_queues = Prepared(
-            f"jq_claim_queues_{tag}",
-            claim.replace("{queues}", "AND queue_name = ANY(%(queues)s)"),
-        )
+        self.claim_any, self.claim_in_queues = _variants("jq_claim", claim)
 
         metric = self.completed_metric.format(
             job="%(job)s",
@@ -142,14 +152,27 @@ class Dialect(base.Dialect):
             worker="claimed_by",
             source="FROM done",
         )
-        # The completion, its metrics row and its subject's status: one statement.
-        completion = f"""WITH
+        completion_ctes = f"""
             done AS ({self.done}),
-            metric AS ({metric}){mirror_ctes("done", "completed", mirrors, clear=True)}
-            SELECT 1 FROM done"""
+            metric AS ({metric}){mirror_ctes("done", "completed", mirrors, clear=True)}"""
+        # The completion, its metrics row and its subject's status: one statement.
         self.completion = Prepared(
-            f"jq_complete_{zlib.crc32(completion.encode()):08x}", completion
+            f"jq_complete_{zlib.crc32(completion_ctes.encode()):08x}",
+            f"WITH {completion_ctes} SELECT 1 FROM done",
         )
+        # The completion and the next claim: one statement, one commit (waiting for
+        # the disk, as the completion's must). The claim passes over a job of the
+        # same subject, whose status table row the completion writes (a row is
+        # written once per statement).
+        other_subject = (
+            "AND (%(subject)s IS NULL OR document_id IS DISTINCT FROM %(subject)s)"
+        )
+        joint = f"""WITH {completion_ctes},{
+            claim_ctes.replace("{queues}", other_subject + " {queues}")
+        }
+            SELECT (SELECT count(*) FROM done), {claimed_fields}
+            FROM (SELECT 1) AS one LEFT JOIN claimed ON true"""
+        self.joint_any, self.joint_in_queues = _variants("jq_joint", joint)
 
     def atomic(self) -> Any:
         # Each step is one statement, atomic by itself: in autocommit, its own
@@ -172,6 +195,17 @@ class Dialect(base.Dialect):
     def complete(self, cursor: Any, params: dict[str, Any]) -> bool:
         self.completion.run(cursor, params)
         return cursor.fetchone() is not None
+
+    def complete_and_claim(
+        self, cursor: Any, params: dict[str, Any], queues: Sequence[str]
+    ) -> tuple[bool, tuple | None]:
+        if queues:
+            statement, params = self.joint_in_queues, {**params, "queues": queues}
+        else:
+            statement = self.joint_any
+        statement.run(cursor, params)
+        row = cursor.fetchone()
+        return bool(row[0]), None if row[1] is None else row[1:]
 
     def tidy(self, cursor: Any) -> bool:
         cursor.execute(

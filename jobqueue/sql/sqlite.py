@@ -46,7 +46,6 @@ def now_plus(seconds: float) -> tuple[str, list[Any]]:
 class Dialect(base.Dialect):
     vendor = "sqlite"
     NOW = NOW
-    joins_steps = True
 
     def __init__(self, mirrors: base.Mirrors) -> None:
         super().__init__(mirrors)

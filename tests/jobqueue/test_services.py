@@ -895,3 +895,45 @@ def test_service_and_queue_manager_share_one_queue(make_document, queue):
     assert service.queue is queue
     job_id = service.enqueue(make_document().pk, Operation.EXTRACT)
     assert queue.claim("w1").pk == job_id
+
+
+def test_complete_and_claim_records_one_job_and_takes_the_next(make_document):
+    first, second = make_document(b"one"), make_document(b"two")
+    noop = QueueManager(Operation.NOOP)
+    a, b = noop.enqueue(first.pk), noop.enqueue(second.pk)
+    assert noop.claim("w1").pk == a
+    done, following = noop.complete_and_claim(
+        a, 5, worker_id="w1", attempt=1, subject_id=first.pk, queues=None
+    )
+    assert done and following.pk == b and following.claimed_by == "w1"
+    assert following.status == Status.PROCESSING and following.attempts == 1
+    assert QueueItem.objects.get(pk=a).status == Status.COMPLETED
+    assert ExtractionMetric.objects.get(job_id=a).outcome == Outcome.COMPLETED
+    statuses = dict(Document.objects.values_list("pk", "status"))
+    assert statuses == {first.pk: "completed", second.pk: "processing"}
+    # Fenced like ``complete``: a claim no longer held records nothing, claims still.
+    done, following = noop.complete_and_claim(
+        b, 5, worker_id="w2", attempt=1, subject_id=second.pk, queues=None
+    )
+    assert not done and following is None
+    assert QueueItem.objects.get(pk=b).status == Status.PROCESSING
+
+
+def test_complete_and_claim_leaves_the_subject_status_true(make_document):
+    """Another job of the same document waits: whether it is claimed with the
+    completion (SQLite: two statements) or passed over for the next claim
+    (PostgreSQL: a statement writes a row once), the document's status says what
+    its jobs are doing."""
+    document = make_document(b"one")
+    a = QueueManager(Operation.NOOP).enqueue(document.pk)
+    b = QueueManager(Operation.EXTRACT).enqueue(document.pk)
+    queue = QueueManager()
+    assert queue.claim("w1").pk == a
+    _, following = queue.complete_and_claim(
+        a, 5, worker_id="w1", attempt=1, subject_id=document.pk, queues=None
+    )
+    if following is None:
+        following = queue.claim("w1")
+    assert following.pk == b
+    document.refresh_from_db()
+    assert document.status == "processing"

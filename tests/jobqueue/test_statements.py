@@ -77,25 +77,30 @@ def test_database_specific_sql_lives_only_in_the_database_modules():
     assert outside == []
 
 
-@pytest.mark.skipif(
-    connection.vendor != "sqlite", reason="PostgreSQL commits each step by itself"
-)
-def test_a_sqlite_worker_commits_once_per_job(run_worker, make_document):
-    """A job run in the worker's thread is recorded in the transaction that claims
-    the next one: one commit per job, where separate steps would take two."""
+def test_a_worker_commits_once_per_job(run_worker, make_document):
+    """A job run in the worker's thread is recorded with the claim of the next one:
+    one commit per job, where separate steps would take two (SQLite: one
+    transaction; PostgreSQL: one statement, in autocommit)."""
     jobs = 20
     QueueManager(Operation.NOOP).enqueue_batch(
         [make_document(f"{n}".encode()).pk for n in range(jobs)]
     )
     commits: list[str] = []  # the names of the threads that committed
 
+    def committed(statement: str) -> None:
+        if statement == "COMMIT":
+            commits.append(threading.current_thread().name)
+
+    def autocommitted(execute, sql, params, many, context):
+        if not sql.startswith("PREPARE"):
+            commits.append(threading.current_thread().name)
+        return execute(sql, params, many, context)
+
     def trace(sender, connection, **kwargs):
-        connection.connection.set_trace_callback(
-            lambda statement: (
-                statement == "COMMIT"
-                and commits.append(threading.current_thread().name)
-            )
-        )
+        if connection.vendor == "sqlite":
+            connection.connection.set_trace_callback(committed)
+        else:
+            connection.execute_wrappers.append(autocommitted)
 
     connection_created.connect(trace)
     try:
