@@ -231,8 +231,8 @@ class JobRunner:
     ) -> Outcome:
         """Store the result, or the failure, through the queue's rules. With
         ``claim_next`` (queue names; empty for all) a success of a kind with no
-        ``on_success`` writes also claims the next job in the same statement
-        (``Outcome.claimed_next``, ``next_item``)."""
+        ``on_success`` writes also claims the next job with its completion
+        (``QueueManager.complete_and_claim``; ``Outcome.claimed_next``, ``next_item``)."""
         item = flight.item
         elapsed_ms = int((time.monotonic() - flight.started) * 1000)
         if outcome.completed:
