@@ -11,6 +11,10 @@ call returned (committed). Same host, same clock.
     python bench/pickup_latency.py                    # 50 samples per system
     python bench/pickup_latency.py --samples 10 --no-record   # CI-sized
     python bench/pickup_latency.py --only ours --idle-seconds 60
+    python bench/pickup_latency.py --only ours --burst 8 --idle-seconds 0
+
+``--burst N``: N jobs in one batch into a worker of N threads (ours only), latency to
+the last start; "worker CPU per sample" shows what waking and claiming cost.
 """
 
 from __future__ import annotations
@@ -38,13 +42,16 @@ CONFIGS: list[tuple[str, str]] = [
     ("celery", "redis"),
 ]
 TARGET_MS = {("ours", "postgres"): 5.0, ("ours", "sqlite"): 5.0}
+# Before the worker's CPU is read: it has started and waits idle.
+STARTUP_SECONDS = 3.0
 # Issue 13: an idle worker stays under 0.2 % of a core.
 IDLE_TARGET_PERCENT = 0.2
 
 
-def worker_command(system: str) -> list[Any]:
+def worker_command(system: str, burst: int) -> list[Any]:
     if system == "ours":
-        return [PRODUCT_PY, ROOT / "manage.py", "process_queue", "-v0"]
+        threads = ["--workers", burst] if burst > 1 else []
+        return [PRODUCT_PY, ROOT / "manage.py", "process_queue", "-v0", *threads]
     manage = [PEERS_PY, PEERS_DIR / "manage.py"]
     if system == "django-tasks-db":
         return [*manage, "db_worker", "-v0"]
@@ -55,9 +62,10 @@ def worker_command(system: str) -> list[Any]:
 
 def measure(
     system: str, db: str, args: argparse.Namespace, tmp: Path, dbs: dict
-) -> tuple[list[tuple[float, float, float]], float | None]:
+) -> tuple[list[tuple[float, float, float]], float, float | None]:
     """(enqueue called, enqueue returned, job started) per sample, epoch seconds; and
-    the idle worker's CPU, % of one core (None without ``--idle-seconds``)."""
+    the worker's CPU per sample, seconds; the idle worker's CPU, % of one core (None
+    without ``--idle-seconds``)."""
     helper_args = [
         "--samples",
         args.samples,
@@ -65,6 +73,7 @@ def measure(
         args.gap_min,
         "--gap-max",
         args.gap_max,
+        *(["--burst", args.burst] if args.burst > 1 else []),
     ]
     for redis_db in (12, 13, 14):
         common.redis(redis_db, "FLUSHDB")
@@ -76,13 +85,18 @@ def measure(
         env = common.peers_env(url)
     log = tmp / f"{system}-{db}.log"
     cwd = ROOT if system == "ours" else PEERS_DIR
-    proc = common.start(worker_command(system), env, log, cwd)
+    proc = common.start(worker_command(system, args.burst), env, log, cwd)
     try:
+        time.sleep(STARTUP_SECONDS)  # the worker's start-up is not the samples' cost
+        tree = common.process_tree(proc.pid)
+        busy = common.cpu_seconds(tree)
         if system == "ours":
             out = common.product_ops(env, "latency", *helper_args, timeout=300)
         else:
             framework = "dtdb" if system == "django-tasks-db" else system
             out = common.peer_ops(env, "latency", framework, *helper_args, timeout=300)
+        # The samples' wake-ups, claims and jobs (the warm-up's too).
+        busy = (common.cpu_seconds(tree) - busy) / (args.samples + 1)
         idle = None
         if args.idle_seconds:
             time.sleep(2)  # the last job's aftermath
@@ -95,7 +109,7 @@ def measure(
         raise
     finally:
         common.stop([proc])
-    return json.loads(out)["samples"], idle
+    return json.loads(out)["samples"], busy, idle
 
 
 def summary(values: list[float]) -> dict[str, float]:
@@ -125,13 +139,20 @@ def main() -> None:
         default=60,
         help="then measure the idle worker's CPU over this long (0: not)",
     )
+    parser.add_argument(
+        "--burst", type=int, default=1, help="jobs per sample, one batch (ours only)"
+    )
     parser.add_argument("--no-record", action="store_true")
     args = parser.parse_args()
     common.ensure_peers()
     if args.max_load:
         common.wait_quiet(args.max_load)
     only = set(filter(None, args.only.split(",")))
-    todo = [c for c in CONFIGS if not only or c[0] in only]
+    todo = [
+        c
+        for c in CONFIGS
+        if (not only or c[0] in only) and (args.burst == 1 or c[0] == "ours")
+    ]
     tmp = Path(tempfile.mkdtemp(prefix="bench-latency-"))
     dbs = {
         (side, vendor): common.ScratchDB(
@@ -148,7 +169,7 @@ def main() -> None:
     rows = []
     try:
         for system, db in todo:
-            samples, idle = measure(system, db, args, tmp, dbs)
+            samples, busy, idle = measure(system, db, args, tmp, dbs)
             s = summary([(start - done) * 1000 for _, done, start in samples])
             from_call = statistics.median(
                 (start - called) * 1000 for called, _, start in samples
@@ -173,6 +194,7 @@ def main() -> None:
                     f"{s['max']:.1f}",
                     f"{from_call:.1f}",
                     f"{enqueue:.1f}",
+                    f"{busy * 1000:.2f}",
                     verdict,
                     "—" if idle is None else f"{idle:.3f}",
                     "—"
@@ -183,7 +205,8 @@ def main() -> None:
             )
             print(
                 f"  {db:8} {system:16} median {s['median']:7.1f} ms  p95 "
-                f"{s['p95']:7.1f} ms  idle CPU {idle if idle is not None else '-'} %",
+                f"{s['p95']:7.1f} ms  CPU/sample {busy * 1000:.2f} ms  "
+                f"idle CPU {idle if idle is not None else '-'} %",
                 flush=True,
             )
     finally:
@@ -200,6 +223,7 @@ def main() -> None:
             "max ms",
             "median from enqueue call ms",
             "enqueue call ms",
+            "worker CPU per sample ms",
             "target",
             "idle CPU, % of a core",
             "idle target",

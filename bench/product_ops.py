@@ -10,8 +10,10 @@ prints one JSON object. Actions:
                                documents, one EXTRACT job each
   seed-dir DIR                 every file of DIR copied into MEDIA_ROOT as a document
                                (type detected from its bytes), one EXTRACT job each
-  latency --samples S          enqueue one NOOP job at a time into an idle worker;
-                               enqueue commit → QueueItem.started_at, in seconds
+  latency --samples S [--burst B]
+                               enqueue B NOOP jobs (one batch) at a time into an idle
+                               worker; enqueue commit → the last QueueItem.started_at,
+                               in seconds
   claims --history N --jobs J [--housekeeping]
                                N finished jobs (autovacuum off), then (after the
                                workers' housekeeping) J claims and completions
@@ -182,32 +184,36 @@ def seed_dir(source: Path) -> dict[str, Any]:
     return {"jobs": len(created)}
 
 
-def latency(samples: int, gap_min: float, gap_max: float, idle: float) -> dict:
-    """One job at a time into an idle worker pool: (enqueue called, enqueue
-    returned after its commit, QueueItem.started_at), wall-clock seconds."""
+def latency(
+    samples: int, gap_min: float, gap_max: float, idle: float, burst: int = 1
+) -> dict:
+    """``burst`` jobs (one batch) at a time into an idle worker pool: (enqueue
+    called, enqueue returned after its commit, the last QueueItem.started_at),
+    wall-clock seconds."""
     from jobqueue.models import Operation, QueueItem
     from jobqueue.services import QueueManager
 
     queue = QueueManager(Operation.NOOP)
     # Documents first, so nothing but the enqueue itself commits during a sample.
-    docs = blank_documents(samples + 1, "lat")
+    docs = blank_documents((samples + 1) * burst, "lat")
 
     def one(i: int) -> tuple[float, float, float]:
+        batch = [doc.pk for doc in docs[i * burst : (i + 1) * burst]]
         called = time.time()
-        job_id = queue.enqueue(docs[i].pk)
+        job_ids = (
+            [queue.enqueue(batch[0])] if burst == 1 else queue.enqueue_batch(batch)
+        )
         committed = time.time()  # enqueue() returns right after its COMMIT
         deadline = time.monotonic() + 30
         while True:
             # Autocommit: every look is its own short read, no snapshot is kept.
-            started = (
-                QueueItem.objects.filter(pk=job_id)
-                .values_list("started_at", flat=True)
-                .first()
+            started = QueueItem.objects.filter(pk__in=job_ids).values_list(
+                "started_at", flat=True
             )
-            if started is not None:
-                return called, committed, started.timestamp()
+            if len(started) == burst and None not in started:
+                return called, committed, max(started).timestamp()
             if time.monotonic() > deadline:
-                raise TimeoutError(f"job {job_id} did not start within 30 s")
+                raise TimeoutError(f"jobs {job_ids} did not start within 30 s")
             time.sleep(0.002)
 
     one(samples)  # warm-up: the worker is up and has taken a job
@@ -358,6 +364,7 @@ def main() -> None:
     lat.add_argument("--gap-min", type=float, default=0.2)
     lat.add_argument("--gap-max", type=float, default=0.6)
     lat.add_argument("--idle", type=float, default=2.0)
+    lat.add_argument("--burst", type=int, default=1)
     history = sub.add_parser("claims")
     history.add_argument("--history", type=int, required=True)
     history.add_argument("--jobs", type=int, default=1000)
@@ -380,7 +387,9 @@ def main() -> None:
         elif args.action == "seed-dir":
             out = seed_dir(args.dir)
         elif args.action == "latency":
-            out = latency(args.samples, args.gap_min, args.gap_max, args.idle)
+            out = latency(
+                args.samples, args.gap_min, args.gap_max, args.idle, args.burst
+            )
         elif args.action == "claims":
             out = claims(args.history, args.jobs, args.housekeeping)
         elif args.action == "enqueue-batch":

@@ -162,6 +162,17 @@ class QueueManager:
             row = dialect.claim(cursor, worker_id, list(queues or ()))
         return _claimed_item(row)
 
+    def claim_batch(
+        self, worker_ids: list[str], queues: Iterable[str] | None = None
+    ) -> list[QueueItem]:
+        """``claim`` for each of ``worker_ids`` at once, in one statement (PostgreSQL)
+        or one transaction (SQLite): the next jobs in claim order, the first for the
+        first worker; fewer when fewer are due. Each item's ``claimed_by`` says whose."""
+        dialect = sql.dialect()
+        with dialect.atomic(), connection.cursor() as cursor:
+            rows = dialect.claim_batch(cursor, worker_ids, list(queues or ()))
+        return [_claimed_item(row) for row in rows]
+
     # --- Finishing -----------------------------------------------------------
 
     def complete(

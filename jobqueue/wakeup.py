@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 
 from jobqueue import sql
 from jobqueue.faults import is_database_fault
@@ -36,11 +37,22 @@ class Wakeup:
             self._generation += 1
             self._cond.notify_all()
 
-    def wait(self, seen: int, timeout: float) -> None:
-        """Sleep up to ``timeout`` unless something happened since ``seen``."""
+    def poke(self) -> None:
+        """Wake the waiters whose own condition (``wait``'s ``until``) may now hold,
+        and only those."""
         with self._cond:
-            if self._generation == seen:
-                self._cond.wait(timeout)
+            self._cond.notify_all()
+
+    def wait(
+        self, seen: int, timeout: float, until: Callable[[], bool] | None = None
+    ) -> None:
+        """Sleep up to ``timeout`` unless something happened since ``seen``, or
+        until ``until()`` holds (checked when poked)."""
+        with self._cond:
+            self._cond.wait_for(
+                lambda: self._generation != seen or (until is not None and until()),
+                timeout,
+            )
 
     def start(self) -> None:
         watch = sql.dialect().watch

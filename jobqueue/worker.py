@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
+import queue
 import signal
 import socket
 import threading
@@ -58,6 +58,13 @@ class _ThreadState:
     held: dict[int, Flight] = field(default_factory=dict)
     # Set after a database error: a claim may have landed that the thread never saw.
     reconcile: bool = False
+    # While idle, another thread may claim for this one: ``reserved`` while it does,
+    # then the claimed item (or None) is handed over here, with ``looked_at``.
+    reserved: bool = False
+    handed: queue.SimpleQueue = field(default_factory=queue.SimpleQueue)
+    # The wake-up generation before this thread's last claim: a later one may be work
+    # that claim could not see.
+    looked_at: int = 0
 
 
 @dataclass
@@ -193,6 +200,9 @@ class ExtractionWorker:
         self._stopped = threading.Event()
         self._finish_lock = threading.Lock()
         self._drain: _Drain | None = None
+        # The threads waiting for work: one claim serves them all (``_claim``).
+        self._idle: list[_ThreadState] = []
+        self._idle_lock = threading.Lock()
 
     # --- Lifecycle -------------------------------------------------------------
 
@@ -395,11 +405,20 @@ class ExtractionWorker:
 
     def _work_once(self, state: _ThreadState) -> bool:
         """Claim and run jobs; False (after waiting) when there was none."""
-        seen = self._wakeup.generation
-        flight = None if self.is_paused() else self._claim(state)
+        state.looked_at = self._wakeup.generation
+        # A job claimed for this thread by another is taken even if paused since.
+        paused = self.is_paused() and state.handed.empty()
+        flight = None if paused else self._claim(state)
         if flight is None:
             if self._drain is None:
-                self._wakeup.wait(seen, self._idle_wait())
+                with self._idle_lock:
+                    if not state.reserved and state not in self._idle:
+                        self._idle.append(state)
+                self._wakeup.wait(
+                    state.looked_at,
+                    self._idle_wait(),
+                    until=lambda: not state.handed.empty(),
+                )
             return False
         while flight is not None:
             try:
@@ -431,13 +450,56 @@ class ExtractionWorker:
 
     def _claim(self, state: _ThreadState) -> Flight | None:
         drain = self._drain
-        with drain.lock if drain is not None else contextlib.nullcontext():
-            if drain is not None and not drain.may_take(self._finished()):
+        if drain is None:
+            return self._claim_for_idle(state)
+        with drain.lock:
+            if not drain.may_take(self._finished()):
                 return None
             flight = self._start_next(state)
-            if drain is not None and flight is not None:
+            if flight is not None:
                 drain.taken += 1
             return flight
+
+    def _claim_for_idle(self, state: _ThreadState) -> Flight | None:
+        """Claim for this thread and, in the same statement, for the threads that
+        wait idle: a burst of work wakes them all, and one claim instead of one
+        each serves them (bounded by the idle threads, so no job waits on a busy
+        one). A thread claimed for takes what it is handed, found or not."""
+        with self._idle_lock:
+            if state.reserved or not state.handed.empty():
+                others = None
+            else:
+                if state in self._idle:
+                    self._idle.remove(state)
+                # Not for a thread yet to reconcile: that would release the claim.
+                others = [other for other in self._idle if not other.reconcile]
+                self._idle = [other for other in self._idle if other.reconcile]
+                for other in others:
+                    other.reserved = True
+        if others is None:
+            item, state.looked_at = state.handed.get()
+            return None if item is None else self._begin(state, item)
+        state.looked_at = self._wakeup.generation
+        if not others:
+            return self._start_next(state)
+        items: dict[str, QueueItem] = {}
+        try:
+            claimed = self.queue.claim_batch(
+                [state.worker_id] + [other.worker_id for other in others], self.queues
+            )
+            items = {item.claimed_by: item for item in claimed}
+        except BaseException:
+            for held_by in (state, *others):
+                held_by.reconcile = True  # the claims may have landed unseen
+            raise
+        finally:
+            with self._idle_lock:
+                for other in others:
+                    other.reserved = False
+                    other.handed.put((items.get(other.worker_id), state.looked_at))
+            self._wakeup.poke()
+        item = items.get(state.worker_id)
+        return None if item is None else self._begin(state, item)
 
     def _finished(self) -> int:
         return sum(s.jobs_completed + s.jobs_failed for s in self._states)

@@ -112,6 +112,20 @@ class Dialect:
         its ``CLAIMED_FIELDS`` row, or None."""
         raise NotImplementedError
 
+    def claim_batch(
+        self, cursor: Any, workers: Sequence[str], queues: Sequence[str]
+    ) -> list[tuple]:
+        """Claim up to one due job for each of ``workers``, the first job for the
+        first worker; the claimed rows (whose ``claimed_by`` says whose). Here one
+        claim after another in the caller's transaction, stopping when none is left."""
+        rows = []
+        for worker in workers:
+            row = self.claim(cursor, worker, queues)
+            if row is None:
+                break
+            rows.append(row)
+        return rows
+
     def complete(self, cursor: Any, params: dict[str, Any]) -> bool:
         """Mark a processing job completed with its metrics row; False if the claim
         (``worker``, ``attempt``) no longer holds it."""

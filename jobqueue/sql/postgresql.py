@@ -25,6 +25,7 @@ CHANNEL = "extraction_queue"
 # The hot statements' parameters, typed for PREPARE.
 TYPES = {
     "worker": "text",
+    "workers": "text[]",
     "queues": "text[]",
     "job": "bigint",
     "attempt": "integer",
@@ -145,6 +146,34 @@ class Dialect(base.Dialect):
             LEFT JOIN claimed ON true"""
         self.claim_any, self.claim_in_queues = _variants("jq_claim", claim)
 
+        # Several jobs for several workers (a worker's idle threads), in the same
+        # order: the n-th job for the n-th worker.
+        batch = "ORDER BY priority DESC, created_at, id LIMIT cardinality(%(workers)s)"
+        batch_ctes = f"""
+            waiting AS (SELECT id, priority, created_at FROM extraction_queue
+                WHERE status = 'pending' {{queues}}
+                {batch} FOR UPDATE SKIP LOCKED),
+            due AS (SELECT id, priority, created_at FROM extraction_queue
+                WHERE status = 'retry_pending' AND next_retry_at <= {NOW} {{queues}}
+                {batch} FOR UPDATE SKIP LOCKED),
+            next AS (SELECT id AS job, row_number() OVER (
+                    ORDER BY priority DESC, created_at, id) AS n
+                FROM (SELECT * FROM waiting UNION ALL SELECT * FROM due) AS candidates
+                {batch}),
+            claimed AS ({
+            self.start.replace("%(worker)s", "(%(workers)s)[next.n]")
+        } FROM next WHERE id = next.job RETURNING {base.FIELDS}){
+            mirror_ctes("claimed", "processing", mirrors, clear=False)
+        }"""
+        self.claim_batch_any, self.claim_batch_in_queues = _variants(
+            "jq_claim_batch",
+            f"""WITH {batch_ctes}
+            SELECT {claimed_fields}
+            FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async
+            JOIN claimed ON true
+            ORDER BY claimed.priority DESC, claimed.created_at, claimed.id""",
+        )
+
         metric = self.completed_metric.format(
             job="%(job)s",
             document="document_id",
@@ -191,6 +220,17 @@ class Dialect(base.Dialect):
         statement.run(cursor, params)
         row = cursor.fetchone()
         return None if row[0] is None else row
+
+    def claim_batch(
+        self, cursor: Any, workers: Sequence[str], queues: Sequence[str]
+    ) -> list[tuple]:
+        if queues:
+            statement = self.claim_batch_in_queues
+            params = {"workers": list(workers), "queues": sorted(queues)}
+        else:
+            statement, params = self.claim_batch_any, {"workers": list(workers)}
+        statement.run(cursor, params)
+        return cursor.fetchall()
 
     def complete(self, cursor: Any, params: dict[str, Any]) -> bool:
         self.completion.run(cursor, params)

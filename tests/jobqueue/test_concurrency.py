@@ -36,22 +36,29 @@ CHILD = textwrap.dedent(
     mode, worker_id, ready_dir, start_file, args = sys.argv[1:6]
     args = json.loads(args)
     queue = QueueManager()
-    result = {"worker": worker_id, "errors": [], "values": []}
+    result = {"worker": worker_id, "errors": [], "values": [], "claimed_by": {}}
     try:
         connection.ensure_connection()
         (Path(ready_dir) / worker_id).touch()
         while not Path(start_file).exists():
             time.sleep(0.001)
         if mode == "claim":
+            # A batch claims for several threads of one worker at once.
+            threads = [f"{worker_id}.{n}" for n in range(args.get("batch", 0))]
             while len(result["errors"]) < 20:
                 try:
-                    job = queue.claim(worker_id)
-                    if job is None:
+                    if threads:
+                        jobs = queue.claim_batch(threads)
+                    else:
+                        jobs = [job] if (job := queue.claim(worker_id)) else []
+                    if not jobs:
                         break
                     time.sleep(0.002)  # the extraction a real worker would do here
-                    if not queue.complete(job.pk, worker_id=worker_id):
-                        result["errors"].append(f"complete({job.pk}) refused")
-                    result["values"].append(job.pk)
+                    for job in jobs:
+                        if not queue.complete(job.pk, worker_id=job.claimed_by):
+                            result["errors"].append(f"complete({job.pk}) refused")
+                        result["values"].append(job.pk)
+                        result["claimed_by"][job.pk] = job.claimed_by
                 except Exception as exc:
                     result["errors"].append(f"{type(exc).__name__}: {exc}")
         elif mode == "enqueue":
@@ -147,11 +154,12 @@ def make_documents(owner, count: int) -> list[int]:
     return list(Document.objects.order_by("pk").values_list("pk", flat=True))
 
 
-def test_four_processes_claim_two_hundred_jobs_each_exactly_once(user, race):
+@pytest.mark.parametrize("batch", [0, 3], ids=["one-by-one", "batches-of-3"])
+def test_four_processes_claim_two_hundred_jobs_each_exactly_once(user, race, batch):
     job_ids = QueueManager().enqueue_batch(make_documents(user, 200))
     assert len(job_ids) == 200
 
-    results = race("claim", workers=4)
+    results = race("claim", workers=4, batch=batch)
 
     assert [r["errors"] for r in results] == [[]] * 4  # no "database is locked"
     claimed = [job_id for r in results for job_id in r["values"]]
@@ -162,7 +170,17 @@ def test_four_processes_claim_two_hundred_jobs_each_exactly_once(user, race):
     assert sum(1 for r in results if r["values"]) >= 2
     # The database agrees: one attempt each, completed by the process that claimed it.
     rows = QueueItem.objects.values_list("pk", "status", "attempts", "claimed_by")
-    claimer = {job_id: r["worker"] for r in results for job_id in r["values"]}
+    claimer = {
+        int(job_id): worker
+        for r in results
+        for job_id, worker in r["claimed_by"].items()
+    }
+    # Each job to the claiming process (one of its threads, with a batch).
+    assert all(
+        worker.split(".")[0] == r["worker"]
+        for r in results
+        for worker in r["claimed_by"].values()
+    )
     assert {(pk, status, attempts) for pk, status, attempts, _ in rows} == {
         (job_id, Status.COMPLETED, 1) for job_id in job_ids
     }

@@ -11,10 +11,18 @@ import time
 from collections import Counter
 from collections.abc import Callable
 
+import psycopg
 import pytest
 from django.db import connection
 
-from jobqueue.models import ExtractionMetric, QueueItem, Status
+from jobqueue.models import (
+    ExtractionMetric,
+    Operation,
+    QueueControl,
+    QueueItem,
+    Status,
+)
+from jobqueue.services import QueueManager
 from tests import conftest
 from tests.conftest import wait_for, worker_log
 from tests.db_faults import (
@@ -254,3 +262,39 @@ def test_a_worker_started_while_postgres_is_down_waits_for_it(
         assert proc.poll() is None
     finally:
         proxy.close()
+
+
+@postgres_only
+def test_a_batch_claim_killed_mid_statement_loses_nothing(
+    run_worker, make_document, queue
+):
+    """Idle threads are claimed for in one statement: its connection is killed
+    while it waits on a lock. No job is lost or charged; the threads claimed for
+    carry on, and the jobs run once the database answers."""
+    threads = 3
+    QueueControl.set_paused(True)
+    worker = run_worker(num_workers=threads, poll_interval=0.1, heartbeat_interval=0.2)
+    wait_for(lambda: len(worker._idle) == threads, 30)
+    jobs = QueueManager(Operation.NOOP).enqueue_batch(
+        [make_document(f"{n}".encode()).pk for n in range(threads)]
+    )
+    url = conftest.test_database_url()
+    waiting = """SELECT pid FROM pg_stat_activity WHERE datname = current_database()
+        AND wait_event_type = 'Lock' AND query LIKE '%%jq_claim_batch%%'"""
+    with psycopg.connect(url) as holder, psycopg.connect(url, autocommit=True) as db:
+        # Claims (row writes) wait; reads, the heartbeats and the pause switch do not.
+        holder.execute("LOCK TABLE extraction_queue IN EXCLUSIVE MODE")
+        QueueControl.set_paused(False)
+        wait_for(lambda: db.execute(waiting).fetchall(), 30)
+        # One claim for every idle thread: the others wait for it, not the database.
+        [(claimer,)] = db.execute(waiting).fetchall()
+        db.execute("SELECT pg_terminate_backend(%s)", [claimer])
+        holder.rollback()
+    items = QueueItem.objects.filter(pk__in=jobs)
+    wait_for(lambda: items.filter(status=Status.COMPLETED).count() == threads, 30)
+    assert set(items.values_list("attempts", flat=True)) == {1}
+    # Each ran once: no claim made for a thread was released by its reconcile pass.
+    outcomes = ExtractionMetric.objects.values_list("job_id", "outcome")
+    assert sorted(outcomes) == [(job, "completed") for job in sorted(jobs)]
+    assert worker.get_status()["stats"]["jobs_refused"] == 0
+    assert worker.is_running()

@@ -279,6 +279,46 @@ def test_claim_takes_highest_priority_then_oldest(make_document, queue):
     assert claimed == ["high-old", "high-new", "mid", "normal-old", "normal-new", "low"]
 
 
+def test_claim_batch_gives_the_next_jobs_in_claim_order_one_per_worker(
+    job_in_state, make_document, queue
+):
+    """A worker's idle threads are served by one claim: the first job for the
+    first thread; a due retry counts among the waiting jobs."""
+    retry = job_in_state(Status.RETRY_PENDING)
+    make_due(retry)
+    low = queue.enqueue(make_document(name="low.txt").pk, priority=-1)
+    high = queue.enqueue(make_document(name="high.txt").pk, priority=5)
+    normal = queue.enqueue(make_document(name="normal.txt").pk)
+    claimed = queue.claim_batch(["t1", "t2", "t3"])
+    assert [(job.pk, job.claimed_by) for job in claimed] == [
+        (high, "t1"),
+        (retry, "t2"),
+        (normal, "t3"),
+    ]
+    assert [(job.status, job.attempts) for job in claimed] == [
+        (Status.PROCESSING, 1),
+        (Status.PROCESSING, 2),
+        (Status.PROCESSING, 1),
+    ]
+    for job in claimed:
+        assert queue.get_job(job.pk).claimed_by == job.claimed_by
+        assert document_of(job.pk).status == Status.PROCESSING
+    # Fewer due than threads: what there is, then nothing.
+    assert [(job.pk, job.claimed_by) for job in queue.claim_batch(["t4", "t5"])] == [
+        (low, "t4")
+    ]
+    assert queue.claim_batch(["t6", "t7"]) == []
+    assert document_of(low).status == Status.PROCESSING
+
+
+def test_claim_batch_keeps_to_the_named_queues(queue):
+    payload = {"task": "x", "backend": "default"}
+    wanted = queue.enqueue_job(Operation.TASK, payload=payload, queue_name="reports")
+    queue.enqueue_job(Operation.TASK, payload=payload)
+    claimed = queue.claim_batch(["t1", "t2"], queues=["reports"])
+    assert [job.pk for job in claimed] == [wanted.pk]
+
+
 def test_retry_pending_job_is_not_claimed_before_its_retry_time(job_in_state, queue):
     job_id = job_in_state(Status.RETRY_PENDING)
     QueueItem.objects.filter(pk=job_id).update(

@@ -11,11 +11,13 @@ from django.urls import reverse
 from jobqueue.models import (
     ErrorType,
     ExtractionMetric,
+    Operation,
     QueueControl,
     QueueItem,
     Status,
     WorkerHeartbeat,
 )
+from jobqueue.services import QueueManager
 from jobqueue.worker import ExtractionWorker, process_document_queue
 from tests.conftest import wait_for
 
@@ -227,6 +229,37 @@ def test_an_idle_worker_wakes_for_a_new_job_long_before_its_poll(
     time.sleep(1)  # its first look found nothing: it now waits
     job_id = queue.enqueue(make_document(b"wake up").pk)
     wait_for(lambda: status_of(job_id) == Status.COMPLETED, 30)
+
+
+def test_one_claim_serves_every_idle_thread(make_worker, make_document):
+    """A burst of work wakes all idle threads; the first claims for all of them in
+    one statement, where each would otherwise claim (and race) on its own."""
+    threads = 4
+    documents = [make_document(f"{n}".encode()).pk for n in range(threads)]
+    worker = make_worker(num_workers=threads, poll_interval=600)
+    worker.start()
+    wait_for(lambda: len(worker._idle) == threads, 30)
+    claims: list[tuple[int, int]] = []  # (threads claimed for, jobs found)
+
+    def counted(claim, batch: bool):
+        def run(*args, **kwargs):
+            found = claim(*args, **kwargs)
+            claims.append(
+                (len(args[0]), len(found)) if batch else (1, int(found is not None))
+            )
+            return found
+
+        return run
+
+    worker.queue.claim = counted(worker.queue.claim, batch=False)
+    worker.queue.claim_batch = counted(worker.queue.claim_batch, batch=True)
+    job_ids = QueueManager(Operation.NOOP).enqueue_batch(documents)
+    wait_for(lambda: all(status_of(j) == Status.COMPLETED for j in job_ids), 30)
+    # The first claim took all four; any after it (threads idle again) found none.
+    assert claims[0] == (threads, threads)
+    assert [found for _, found in claims[1:]] == [0] * (len(claims) - 1)
+    claimed_by = QueueItem.objects.values_list("claimed_by", flat=True)
+    assert sorted(claimed_by) == sorted(s.worker_id for s in worker._states)
 
 
 def test_a_drain_with_two_threads_takes_no_more_than_its_limit(make_document, queue):
