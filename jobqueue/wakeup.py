@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
 
 from jobqueue import sql
 from jobqueue.faults import is_database_fault
@@ -18,11 +17,17 @@ logger = logging.getLogger(__name__)
 
 
 class Wakeup:
-    """A generation counter that idle threads wait on and the watcher bumps."""
+    """A generation counter that the watcher bumps, and the threads waiting on it.
+
+    A commit wakes every watcher (the heartbeat thread) but only one idle worker
+    thread: it claims for all the idle ones (``ExtractionWorker._claim_for_idle``),
+    so waking the others too would only have them wait for it."""
 
     def __init__(self) -> None:
-        self._cond = threading.Condition()
+        self._lock = threading.Lock()
         self._generation = 0
+        self._watchers: list[threading.Event] = []
+        self._idle: list[threading.Event] = []
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         # The database's signal is being watched: idle threads need not poll.
@@ -33,26 +38,39 @@ class Wakeup:
         return self._generation
 
     def notify(self) -> None:
-        with self._cond:
-            self._generation += 1
-            self._cond.notify_all()
+        """Something every waiting thread must see: a stop, a resume, the watch lost."""
+        self._bump(everyone=True)
 
-    def poke(self) -> None:
-        """Wake the waiters whose own condition (``wait``'s ``until``) may now hold,
-        and only those."""
-        with self._cond:
-            self._cond.notify_all()
+    def _changed(self) -> None:
+        """The watcher's signal: something was committed."""
+        self._bump(everyone=False)
+
+    def _bump(self, everyone: bool) -> None:
+        with self._lock:
+            self._generation += 1
+            for event in self._watchers:
+                event.set()
+            asleep = [event for event in self._idle if not event.is_set()]
+            for event in asleep if everyone else asleep[:1]:
+                event.set()
 
     def wait(
-        self, seen: int, timeout: float, until: Callable[[], bool] | None = None
+        self, seen: int, timeout: float, woken: threading.Event | None = None
     ) -> None:
-        """Sleep up to ``timeout`` unless something happened since ``seen``, or
-        until ``until()`` holds (checked when poked)."""
-        with self._cond:
-            self._cond.wait_for(
-                lambda: self._generation != seen or (until is not None and until()),
-                timeout,
-            )
+        """Sleep up to ``timeout`` unless something happened since ``seen``. An idle
+        worker thread passes its own ``woken``, which is also set when work is handed
+        to it; it is one of the threads of which a commit wakes only one."""
+        event = woken or threading.Event()
+        waiters = self._watchers if woken is None else self._idle
+        with self._lock:
+            if self._generation != seen:
+                return
+            waiters.append(event)
+        try:
+            event.wait(timeout)
+        finally:
+            with self._lock:
+                waiters.remove(event)
 
     def start(self) -> None:
         watch = sql.dialect().watch
@@ -73,7 +91,7 @@ class Wakeup:
             while not self._stop.is_set():
                 try:
                     self.watching = True
-                    watch(self.notify, self._stop)
+                    watch(self._changed, self._stop)
                 except Exception as exc:
                     self.watching = False
                     self.notify()  # waiting threads go back to polling

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import os
-import queue
 import signal
 import socket
 import threading
@@ -58,10 +57,11 @@ class _ThreadState:
     held: dict[int, Flight] = field(default_factory=dict)
     # Set after a database error: a claim may have landed that the thread never saw.
     reconcile: bool = False
-    # While idle, another thread may claim for this one: ``reserved`` while it does,
-    # then the claimed item (or None) is handed over here, with ``looked_at``.
+    # While idle, another thread may claim for this one (``reserved`` while it does)
+    # and hand it the job it found; ``woken`` wakes it for that, or for a commit.
     reserved: bool = False
-    handed: queue.SimpleQueue = field(default_factory=queue.SimpleQueue)
+    handed: QueueItem | None = None
+    woken: threading.Event = field(default_factory=threading.Event)
     # The wake-up generation before this thread's last claim: a later one may be work
     # that claim could not see.
     looked_at: int = 0
@@ -203,6 +203,11 @@ class ExtractionWorker:
         # The threads waiting for work: one claim serves them all (``_claim``).
         self._idle: list[_ThreadState] = []
         self._idle_lock = threading.Lock()
+        # Signalled when a claim for other threads is over (``reserved`` cleared).
+        self._claimed_for = threading.Condition(self._idle_lock)
+        # ((wake-up generation, jobs finished), monotonic time the next delayed job
+        # is due or None): ``_idle_wait``'s last look.
+        self._next_due: tuple[tuple[int, int], float | None] | None = None
 
     # --- Lifecycle -------------------------------------------------------------
 
@@ -405,20 +410,19 @@ class ExtractionWorker:
 
     def _work_once(self, state: _ThreadState) -> bool:
         """Claim and run jobs; False (after waiting) when there was none."""
+        state.woken.clear()
         state.looked_at = self._wakeup.generation
         # A job claimed for this thread by another is taken even if paused since.
-        paused = self.is_paused() and state.handed.empty()
+        paused = self.is_paused() and state.handed is None
         flight = None if paused else self._claim(state)
         if flight is None:
             if self._drain is None:
                 with self._idle_lock:
                     if not state.reserved and state not in self._idle:
                         self._idle.append(state)
-                self._wakeup.wait(
-                    state.looked_at,
-                    self._idle_wait(),
-                    until=lambda: not state.handed.empty(),
-                )
+                # Asking the database how long to sleep is wasted if already woken.
+                if self._wakeup.generation == state.looked_at and state.handed is None:
+                    self._wakeup.wait(state.looked_at, self._idle_wait(), state.woken)
             return False
         while flight is not None:
             try:
@@ -442,9 +446,18 @@ class ExtractionWorker:
         ``IDLE_LOOK_SECONDS``)."""
         if not self._wakeup.watching:
             return self.poll_interval
-        due = self.queue.seconds_until_due(self.queues)
-        if due is None:
+        # The next due time changes only with a commit (a new generation) or with
+        # a job this worker finished (a retry it scheduled): one look serves all
+        # the threads that go idle in between.
+        key = (self._wakeup.generation, self._finished())
+        looked = self._next_due
+        if looked is None or looked[0] != key:
+            due = self.queue.seconds_until_due(self.queues)
+            looked = (key, None if due is None else time.monotonic() + due)
+            self._next_due = looked
+        if looked[1] is None:
             return IDLE_LOOK_SECONDS
+        due = looked[1] - time.monotonic()
         # Due already, yet not claimed (another claimer has it): look again soon.
         return self.poll_interval if due <= 0 else min(due, IDLE_LOOK_SECONDS)
 
@@ -462,32 +475,32 @@ class ExtractionWorker:
 
     def _claim_for_idle(self, state: _ThreadState) -> Flight | None:
         """Claim for this thread and, in the same statement, for the threads that
-        wait idle: a burst of work wakes them all, and one claim instead of one
-        each serves them (bounded by the idle threads, so no job waits on a busy
-        one). A thread claimed for takes what it is handed, found or not."""
+        wait idle: a burst of work wakes one of them, and its one claim serves all
+        (bounded by the idle threads, so no job waits on a busy one). A thread being
+        claimed for waits for that claim and takes what it found."""
         with self._idle_lock:
-            if state.reserved or not state.handed.empty():
-                others = None
-            else:
-                if state in self._idle:
-                    self._idle.remove(state)
-                # Not for a thread yet to reconcile: that would release the claim.
-                others = [other for other in self._idle if not other.reconcile]
-                self._idle = [other for other in self._idle if other.reconcile]
-                for other in others:
-                    other.reserved = True
-        if others is None:
-            item, state.looked_at = state.handed.get()
-            return None if item is None else self._begin(state, item)
+            claimed_for = state.reserved
+            self._claimed_for.wait_for(lambda: not state.reserved)
+            item, state.handed = state.handed, None
+            if claimed_for or item is not None:
+                return None if item is None else self._begin(state, item)
+            if state in self._idle:
+                self._idle.remove(state)
+            # Not for a thread yet to reconcile: that would release the claim.
+            others = [other for other in self._idle if not other.reconcile]
+            self._idle = [other for other in self._idle if other.reconcile]
+            for other in others:
+                other.reserved = True
         state.looked_at = self._wakeup.generation
         if not others:
             return self._start_next(state)
         items: dict[str, QueueItem] = {}
+        failed = True
         try:
             claimed = self.queue.claim_batch(
                 [state.worker_id] + [other.worker_id for other in others], self.queues
             )
-            items = {item.claimed_by: item for item in claimed}
+            items, failed = {item.claimed_by: item for item in claimed}, False
         except BaseException:
             for held_by in (state, *others):
                 held_by.reconcile = True  # the claims may have landed unseen
@@ -495,9 +508,14 @@ class ExtractionWorker:
         finally:
             with self._idle_lock:
                 for other in others:
-                    other.reserved = False
-                    other.handed.put((items.get(other.worker_id), state.looked_at))
-            self._wakeup.poke()
+                    other.reserved, other.looked_at = False, state.looked_at
+                    other.handed = items.get(other.worker_id)
+                    if other.handed is not None or failed:
+                        other.woken.set()  # to run it, or to reconcile
+                    else:
+                        # Found nothing: still idle, asleep, claimed for next time.
+                        self._idle.append(other)
+                self._claimed_for.notify_all()
         item = items.get(state.worker_id)
         return None if item is None else self._begin(state, item)
 
