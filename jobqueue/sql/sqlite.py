@@ -32,6 +32,10 @@ NOW = "(strftime('%%Y-%%m-%%d %%H:%%M:%%f', 'now') || '999')"
 WATCH_SECONDS = 0.005
 # With inotify: how often the watch looks up from the kernel to see if it should stop.
 STOP_CHECK_MS = 500
+# With inotify: a commit writes the WAL file a moment before other connections can see
+# it, and writes no file after; so after a write, look at once and then again after
+# these pauses until a commit shows (a write that is no commit costs ten looks).
+LOOK_AGAIN_SECONDS = (0, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1)
 
 logger = logging.getLogger(__name__)
 
@@ -114,25 +118,39 @@ class Dialect(base.Dialect):
         db = sqlite3.connect(path, timeout=5, check_same_thread=False)
         try:
             with _file_events(path.parent) as events:
-                last = db.execute("PRAGMA data_version").fetchone()[0]
-                pending = False  # writes seen since the last look
+                looks = (0,) if events is None else LOOK_AGAIN_SECONDS
+                last = _data_version(db)
+                # A commit was just seen: more may have followed, their writes
+                # already read with its own.
+                busy = False
                 while not stop.is_set():
                     if events is None:
                         stop.wait(WATCH_SECONDS)
-                    elif not pending and not events.read(timeout=STOP_CHECK_MS):
+                    elif (
+                        not events.read(timeout=0 if busy else STOP_CHECK_MS)
+                        and not busy
+                    ):
                         continue
-                    version = db.execute("PRAGMA data_version").fetchone()[0]
-                    if version != last:
-                        last = version
-                        changed()
-                    if events is not None:
+                    busy = False
+                    for pause in looks:
+                        if stop.wait(pause):
+                            return
+                        version = _data_version(db)
+                        if version != last:
+                            last, busy = version, True
+                            changed()
+                            break
+                    if busy and events is not None:
                         # A busy queue commits thousands of times a second: look
                         # at most every WATCH_SECONDS, so that this thread does
                         # not take the interpreter from the workers at each one.
                         stop.wait(WATCH_SECONDS)
-                        pending = bool(events.read(timeout=0))
         finally:
             db.close()
+
+
+def _data_version(db: sqlite3.Connection) -> int:
+    return db.execute("PRAGMA data_version").fetchone()[0]
 
 
 @contextlib.contextmanager

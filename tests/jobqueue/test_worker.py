@@ -18,7 +18,6 @@ from jobqueue.models import (
     WorkerHeartbeat,
 )
 from jobqueue.services import QueueManager
-from jobqueue.wakeup import Wakeup
 from jobqueue.worker import ExtractionWorker, process_document_queue
 from tests.conftest import wait_for
 
@@ -261,36 +260,6 @@ def test_one_claim_serves_every_idle_thread(make_worker, make_document):
     assert [found for _, found in claims[1:]] == [0] * (len(claims) - 1)
     claimed_by = QueueItem.objects.values_list("claimed_by", flat=True)
     assert sorted(claimed_by) == sorted(s.worker_id for s in worker._states)
-
-
-def test_a_commit_wakes_one_idle_thread_and_a_stop_wakes_them_all():
-    """The thread a commit wakes claims for the other idle ones, so waking those too
-    would only have them queue behind it; the heartbeat thread hears every commit."""
-    wakeup = Wakeup()
-    idle = [threading.Event() for _ in range(3)]
-    returned: list[str] = []
-
-    def wait(name: str, woken: threading.Event | None) -> None:
-        wakeup.wait(wakeup.generation, 30, woken)
-        returned.append(name)
-
-    waiters = [
-        threading.Thread(target=wait, args=(name, woken))
-        for name, woken in [("heartbeat", None)]
-        + [(f"idle {n}", e) for n, e in enumerate(idle)]
-    ]
-    for thread in waiters:
-        thread.start()
-    wait_for(lambda: len(wakeup._idle) == 3 and len(wakeup._watchers) == 1, 10)
-    wakeup._changed()
-    wait_for(lambda: len(returned) == 2, 10)
-    time.sleep(0.2)  # room for a wrongly woken thread to show
-    assert sorted(returned)[0] == "heartbeat"
-    assert sum(event.is_set() for event in idle) == 1 and len(returned) == 2
-    wakeup.notify()
-    for thread in waiters:
-        thread.join(10)
-    assert len(returned) == 4
 
 
 def test_a_drain_with_two_threads_takes_no_more_than_its_limit(make_document, queue):
