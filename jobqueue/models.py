@@ -124,8 +124,12 @@ class QueueItem(models.Model):
             models.Index(
                 fields=["status", "created_at"], name="idx_queue_status_created"
             ),
+            # The claims' two indexes hold only the rows a claim may take: a job's
+            # other states never write them, and finished jobs never slow a claim.
             models.Index(
-                fields=["status", "next_retry_at"], name="idx_queue_status_retry"
+                fields=["status", "next_retry_at"],
+                condition=Q(status=Status.RETRY_PENDING),
+                name="idx_queue_status_retry",
             ),
             # Matches the claim query exactly, so taking the next job reads one entry.
             models.Index(
@@ -133,6 +137,7 @@ class QueueItem(models.Model):
                 models.F("priority").desc(),
                 "created_at",
                 "id",
+                condition=Q(status=Status.PENDING),
                 name="idx_queue_claim_order",
             ),
         ]
