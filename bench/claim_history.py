@@ -3,7 +3,9 @@
 Claims: a fresh database per size with 1k, 100k and 1M finished jobs (made as a busy
 queue makes them: inserted pending, moved to completed; PostgreSQL with autovacuum
 off, so their old index entries stay as dead ones), then 1,000 jobs claimed and
-completed one at a time in one process; median and p95 of each claim. Batch enqueue:
+completed one at a time in one process; median and p95 of each claim. Then the same
+at the smallest size with 100,000 jobs scheduled for tomorrow (retries, tasks'
+run_after), which a claim must pass over. Batch enqueue:
 ``enqueue_batch`` of 100,000 documents' jobs into an empty queue, jobs/s.
 
     python bench/claim_history.py
@@ -36,6 +38,9 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,100000,1000000")
     parser.add_argument("--jobs", type=int, default=1000)
     parser.add_argument("--batch", type=int, default=100_000)
+    parser.add_argument(
+        "--scheduled", type=int, default=100_000, help="then with these for later"
+    )
     parser.add_argument("--no-record", action="store_true")
     args = parser.parse_args()
     sizes = [int(n) for n in args.sizes.split(",")]
@@ -51,41 +56,47 @@ def main() -> None:
             try:
                 first = None
                 tidy_modes = (False, True) if vendor == "postgres" else (False,)
-                for tidy in tidy_modes:
-                    for size in sizes:
-                        env = common.product_env(scratch.fresh(), tmp / "media")
-                        extra = ["--housekeeping"] if tidy else []
-                        out = json.loads(
-                            common.product_ops(
-                                env,
-                                "claims",
-                                "--history",
-                                size,
-                                "--jobs",
-                                args.jobs,
-                                *extra,
-                                timeout=3600,
-                            )
+                # (housekeeping, finished jobs, jobs scheduled for later)
+                runs = [(tidy, size, 0) for tidy in tidy_modes for size in sizes]
+                if args.scheduled:
+                    runs.append((False, sizes[0], args.scheduled))
+                for tidy, size, scheduled in runs:
+                    env = common.product_env(scratch.fresh(), tmp / "media")
+                    extra = ["--housekeeping"] if tidy else []
+                    out = json.loads(
+                        common.product_ops(
+                            env,
+                            "claims",
+                            "--history",
+                            size,
+                            "--jobs",
+                            args.jobs,
+                            "--scheduled",
+                            scheduled,
+                            *extra,
+                            timeout=3600,
                         )
-                        median = statistics.median(out["claim_ms"])
-                        first = first or median
-                        done = "vacuumed" if out["tidied"] else "nothing to do"
-                        claim_rows.append(
-                            [
-                                vendor,
-                                done if tidy else "not run",
-                                f"{out['history']:,}",
-                                f"**{median:.3f}**",
-                                f"{percentile(out['claim_ms'], 0.95):.3f}",
-                                f"{statistics.median(out['complete_ms']):.3f}",
-                                f"{median / first:.2f}",
-                                f"{out['build_seconds']:.0f}",
-                            ]
-                        )
-                        print(
-                            f"  {vendor:8} {size:>9,} finished, housekeeping "
-                            f"{tidy}: claim {median:.3f} ms"
-                        )
+                    )
+                    median = statistics.median(out["claim_ms"])
+                    first = first or median
+                    done = "vacuumed" if out["tidied"] else "nothing to do"
+                    claim_rows.append(
+                        [
+                            vendor,
+                            done if tidy else "not run",
+                            f"{out['history']:,}",
+                            f"{out['scheduled']:,}",
+                            f"**{median:.3f}**",
+                            f"{percentile(out['claim_ms'], 0.95):.3f}",
+                            f"{statistics.median(out['complete_ms']):.3f}",
+                            f"{median / first:.2f}",
+                            f"{out['build_seconds']:.0f}",
+                        ]
+                    )
+                    print(
+                        f"  {vendor:8} {size:>9,} finished, {scheduled:,} scheduled, "
+                        f"housekeeping {tidy}: claim {median:.3f} ms"
+                    )
                 env = common.product_env(scratch.fresh(), tmp / "media")
                 out = json.loads(
                     common.product_ops(env, "enqueue-batch", args.batch, timeout=3600)
@@ -109,6 +120,7 @@ def main() -> None:
             "database",
             "workers' housekeeping",
             "finished jobs",
+            "scheduled for later",
             "claim median ms",
             "claim p95 ms",
             "completion median ms",
@@ -133,7 +145,8 @@ def main() -> None:
         "pending range of the claim index keeps their dead entries. With the "
         "workers' housekeeping (`QueueManager.tidy`: a vacuum once 10,000 dead "
         "rows) run once before the claims, as a worker runs it within its first "
-        "minute.\n\n"
+        "minute. The last row of each database: with jobs scheduled for "
+        "tomorrow (retries, tasks' `run_after`) beside the pending ones.\n\n"
         + claims
         + "\n\n`enqueue_batch` of documents' jobs into an empty queue (the documents "
         "made first, untimed):\n\n" + batch

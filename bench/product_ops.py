@@ -14,8 +14,9 @@ prints one JSON object. Actions:
                                enqueue B NOOP jobs (one batch) at a time into an idle
                                worker; enqueue commit → the last QueueItem.started_at,
                                in seconds
-  claims --history N --jobs J [--housekeeping]
-                               N finished jobs (autovacuum off), then (after the
+  claims --history N --jobs J [--housekeeping] [--scheduled S]
+                               N finished jobs (autovacuum off), S jobs scheduled
+                               for tomorrow, then (after the
                                workers' housekeeping) J claims and completions
                                timed one by one, in this process
   enqueue-batch N              N subject-less jobs through enqueue_batch, timed
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import datetime as dt
 import json
 import os
 import random
@@ -226,11 +228,15 @@ def latency(
     return {"samples": values}
 
 
-def claims(history: int, jobs: int, housekeeping: bool) -> dict[str, Any]:
+def claims(
+    history: int, jobs: int, housekeeping: bool, scheduled: int = 0
+) -> dict[str, Any]:
     """Claim and completion times with ``history`` finished jobs in the table, made as
     a long-running queue makes them: inserted pending, then moved to completed, with
-    autovacuum off (PostgreSQL), so their old index entries stay behind as dead ones."""
+    autovacuum off (PostgreSQL), so their old index entries stay behind as dead ones;
+    and ``scheduled`` jobs waiting for tomorrow (retries, tasks' run_after)."""
     from django.db import connection
+    from django.utils import timezone
 
     from jobqueue.models import Operation, QueueItem
     from jobqueue.services import QueueManager
@@ -251,7 +257,13 @@ def claims(history: int, jobs: int, housekeeping: bool) -> dict[str, Any]:
         else:
             series = "n"
             prefix = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < %s) "
-        for copies, status in ((history, "completed"), (jobs, "pending")):
+        tomorrow = connection.ops.adapt_datetimefield_value(
+            timezone.now() + dt.timedelta(days=1)
+        )
+        made = ((history, "completed"), (scheduled, "retry_pending"), (jobs, "pending"))
+        for copies, status in made:
+            if not copies:
+                continue
             # The model's own column names; the sizes are parameters.
             copy = f"{prefix}INSERT INTO extraction_queue ({names}) SELECT {names} "
             copy += f"FROM extraction_queue, {series} WHERE id = %s"  # noqa: S608
@@ -259,10 +271,15 @@ def claims(history: int, jobs: int, housekeeping: bool) -> dict[str, Any]:
                 copy,
                 [copies, template.pk],
             )
-            if status == "completed":
+            if status != "pending":
                 cursor.execute(
-                    "UPDATE extraction_queue SET status = 'completed' WHERE id <> %s",
-                    [template.pk],
+                    "UPDATE extraction_queue SET status = %s, next_retry_at = %s "
+                    "WHERE id <> %s AND status = 'pending'",
+                    [
+                        status,
+                        tomorrow if status == "retry_pending" else None,
+                        template.pk,
+                    ],
                 )
         cursor.execute("DELETE FROM extraction_queue WHERE id = %s", [template.pk])
     built = time.perf_counter() - started
@@ -285,6 +302,7 @@ def claims(history: int, jobs: int, housekeeping: bool) -> dict[str, Any]:
         raise RuntimeError("a job was left unclaimed")
     return {
         "history": QueueItem.objects.filter(status="completed").count() - jobs,
+        "scheduled": QueueItem.objects.filter(status="retry_pending").count(),
         "build_seconds": built,
         "tidied": tidied,
         "claim_ms": claim_ms,
@@ -369,6 +387,7 @@ def main() -> None:
     history.add_argument("--history", type=int, required=True)
     history.add_argument("--jobs", type=int, default=1000)
     history.add_argument("--housekeeping", action="store_true")
+    history.add_argument("--scheduled", type=int, default=0)
     sub.add_parser("enqueue-batch").add_argument("n", type=int)
     sub.add_parser("verify")
     sub.add_parser("raw-extract").add_argument("--repeat", type=int, default=1)
@@ -391,7 +410,7 @@ def main() -> None:
                 args.samples, args.gap_min, args.gap_max, args.idle, args.burst
             )
         elif args.action == "claims":
-            out = claims(args.history, args.jobs, args.housekeeping)
+            out = claims(args.history, args.jobs, args.housekeeping, args.scheduled)
         elif args.action == "enqueue-batch":
             out = enqueue_batch(args.n)
         else:

@@ -21,6 +21,10 @@ from django.db import connection, connections
 from jobqueue.sql import base
 
 NOW = "clock_timestamp()"
+# What a claim counts as due: jobs due by the statement's start. A stable time, unlike
+# ``NOW``, bounds the index scan of idx_queue_status_retry, so jobs scheduled for later
+# (retries, tasks' run_after) are never read by a claim, however many wait.
+DUE_BY = "statement_timestamp()"
 CHANNEL = "extraction_queue"
 # The hot statements' parameters, typed for PREPARE.
 TYPES = {
@@ -132,7 +136,7 @@ class Dialect(base.Dialect):
                 WHERE status = 'pending' {{queues}}
                 {order} FOR UPDATE SKIP LOCKED),
             due AS (SELECT id, priority, created_at FROM extraction_queue
-                WHERE status = 'retry_pending' AND next_retry_at <= {NOW} {{queues}}
+                WHERE status = 'retry_pending' AND next_retry_at <= {DUE_BY} {{queues}}
                 {order} FOR UPDATE SKIP LOCKED),
             claimed AS ({self.start} WHERE id = (SELECT id FROM
                 (SELECT * FROM waiting UNION ALL SELECT * FROM due) AS next {order})
@@ -154,7 +158,7 @@ class Dialect(base.Dialect):
                 WHERE status = 'pending' {{queues}}
                 {batch} FOR UPDATE SKIP LOCKED),
             due AS (SELECT id, priority, created_at FROM extraction_queue
-                WHERE status = 'retry_pending' AND next_retry_at <= {NOW} {{queues}}
+                WHERE status = 'retry_pending' AND next_retry_at <= {DUE_BY} {{queues}}
                 {batch} FOR UPDATE SKIP LOCKED),
             next AS (SELECT id AS job, row_number() OVER (
                     ORDER BY priority DESC, created_at, id) AS n

@@ -5,11 +5,11 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from documents.models import Document
-from jobqueue import services
+from jobqueue import services, sql
 from jobqueue.models import (
     ErrorType,
     ExtractionMetric,
@@ -336,6 +336,45 @@ def test_retry_pending_job_is_not_claimed_before_its_retry_time(job_in_state, qu
     )
     assert job.next_retry_at is None
     assert document_of(job_id).status == Status.PROCESSING
+
+
+def test_a_claim_reads_none_of_the_jobs_scheduled_for_later(queue):
+    """However many jobs wait for a later time (retries, tasks' run_after), a claim
+    reads only those due: the index range of idx_queue_status_retry up to now."""
+    payload = {"task": "x", "backend": "default"}
+    later = db_now() + timedelta(hours=1)
+    QueueItem.objects.bulk_create(
+        QueueItem(
+            operation=Operation.TASK,
+            payload=payload,
+            status=Status.RETRY_PENDING,
+            next_retry_at=later,
+            created_at=db_now(),
+        )
+        for _ in range(300)
+    )
+    wanted = queue.enqueue_job(Operation.TASK, payload=payload)
+    if connection.vendor == "postgresql":
+        # With statistics, as autovacuum and the workers' housekeeping keep them.
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE extraction_queue")
+        # The rows this transaction has read so far, by any scan of the table.
+        read = (
+            "SELECT seq_tup_read + idx_tup_fetch FROM pg_stat_xact_user_tables "
+            "WHERE relname = 'extraction_queue'"
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(read)
+            before = cursor.fetchone()[0]
+            assert queue.claim("w1").pk == wanted.pk
+            cursor.execute(read)
+            assert cursor.fetchone()[0] - before < 10
+    else:
+        with connection.cursor() as cursor:
+            cursor.execute(f"EXPLAIN QUERY PLAN {sql.dialect().promote}", {})
+            plan = " ".join(row[-1] for row in cursor.fetchall())
+        assert "idx_queue_status_retry (status=? AND next_retry_at<?)" in plan
+        assert queue.claim("w1").pk == wanted.pk
 
 
 def test_a_due_retry_competes_by_priority_with_pending_jobs(make_document, queue):
