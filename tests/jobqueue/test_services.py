@@ -355,15 +355,14 @@ def test_a_claim_reads_none_of_the_jobs_scheduled_for_later(queue):
     )
     wanted = queue.enqueue_job(Operation.TASK, payload=payload)
     if connection.vendor == "postgresql":
-        # With statistics, as autovacuum and the workers' housekeeping keep them.
-        with connection.cursor() as cursor:
-            cursor.execute("ANALYZE extraction_queue")
         # The rows this transaction has read so far, by any scan of the table.
         read = (
             "SELECT seq_tup_read + idx_tup_fetch FROM pg_stat_xact_user_tables "
             "WHERE relname = 'extraction_queue'"
         )
         with connection.cursor() as cursor:
+            # With statistics, as autovacuum and the workers' housekeeping keep them.
+            cursor.execute("ANALYZE extraction_queue")
             cursor.execute(read)
             before = cursor.fetchone()[0]
             assert queue.claim("w1").pk == wanted.pk
