@@ -58,6 +58,7 @@ class Dialect:
         self.mirrors = mirrors
         # Each mirrored kind's status table.
         self.tables = {kind: table for table, kinds in mirrors for kind in kinds}
+        self._mirror_updates: dict[tuple[str, tuple[str, ...], str], str] = {}
         # retry_pending → pending once the backoff has passed (the guide's diagram); an
         # index probe on idx_queue_status_retry that usually matches nothing. The
         # promoted items' kinds are told (their subjects' status follows).
@@ -190,20 +191,27 @@ class Dialect:
             if subject_id is not None and operation in self.tables:
                 subjects.setdefault(self.tables[operation], []).append(subject_id)
         fields = fields or {}
-        columns = "".join(f", {name} = %s" for name in fields)
         for table, ids in subjects.items():
-            update = (
-                f"UPDATE {connection.ops.quote_name(table)} SET status = %s, "
-                f"updated_at = {self.NOW}{columns} WHERE id "
-            )
             if len(ids) == 1:  # a claim's or a completion's one subject
-                cursor.execute(f"{update}= %s", [status, *fields.values(), ids[0]])
-                continue
-            source, values = self.id_source(ids)
+                which, value = "= %s", ids[0]
+            else:
+                source, value = self.id_source(ids)
+                which = f"IN (SELECT value FROM {source})"
             cursor.execute(
-                f"{update}IN (SELECT value FROM {source})",
-                [status, *fields.values(), values],
+                self._mirror_update(table, tuple(fields), which),
+                [status, *fields.values(), value],
             )
+
+    def _mirror_update(self, table: str, fields: tuple[str, ...], which: str) -> str:
+        """``mirror``'s statement, written once for each shape."""
+        key = (table, fields, which)
+        if key not in self._mirror_updates:
+            columns = "".join(f", {name} = %s" for name in fields)
+            self._mirror_updates[key] = (
+                f"UPDATE {connection.ops.quote_name(table)} SET status = %s, "
+                f"updated_at = {self.NOW}{columns} WHERE id {which}"
+            )
+        return self._mirror_updates[key]
 
     def tidy(self, cursor: Any) -> bool:
         """Reclaim the space (and index entries) of finished jobs if worth it; run

@@ -10,8 +10,10 @@ are ``999``, the end of that millisecond, so a time written within it counts as 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
+import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -74,6 +76,7 @@ class Dialect(base.Dialect):
         return "json_each(%s) AS subject", json.dumps(ids)
 
     def claim(self, cursor: Any, worker: str, queues: Sequence[str]) -> tuple | None:
+        cursor = native(cursor)
         cursor.execute(self.promote, {})
         self.mirror(cursor, cursor.fetchall(), "pending")
         if queues:
@@ -87,6 +90,7 @@ class Dialect(base.Dialect):
         return row
 
     def complete(self, cursor: Any, params: dict[str, Any]) -> bool:
+        cursor = native(cursor)
         cursor.execute(self.done, params)
         row = cursor.fetchone()
         if row is None:
@@ -147,6 +151,56 @@ class Dialect(base.Dialect):
                         stop.wait(WATCH_SECONDS)
         finally:
             db.close()
+
+
+# Django's cursor converts a statement's parameter style at every execute, in layers
+# that cost more than a short statement takes to run: the queue's own statements go
+# to the sqlite3 cursor beneath it, each converted once.
+_sqlite3_execute = sqlite3.Cursor.execute
+_NAMED = re.compile(r"%\((\w+)\)s")
+_POSITIONAL = re.compile(r"(?<!%)%s")
+
+
+@functools.lru_cache(maxsize=256)
+def _sqlite_style(statement: str, named: bool) -> str:
+    """``statement`` with Django's ``%(name)s`` or ``%s`` as sqlite3's ``:name``/``?``."""
+    converted = (
+        _NAMED.sub(r":\1", statement) if named else _POSITIONAL.sub("?", statement)
+    )
+    return converted.replace("%%", "%")
+
+
+class _Native:
+    """Django's ``cursor``, its statements run by the sqlite3 cursor beneath; errors
+    raised as Django's cursor raises them."""
+
+    __slots__ = ("cursor", "db")
+
+    def __init__(self, cursor: Any) -> None:
+        self.cursor, self.db = cursor.cursor, cursor.db
+
+    def execute(self, statement: str, params: Any) -> None:
+        try:
+            _sqlite3_execute(
+                self.cursor, _sqlite_style(statement, isinstance(params, dict)), params
+            )
+        except sqlite3.Error:
+            with self.db.wrap_database_errors:
+                raise
+
+    def fetchone(self) -> tuple | None:
+        return self.cursor.fetchone()
+
+    def fetchall(self) -> list[tuple]:
+        return self.cursor.fetchall()
+
+
+def native(cursor: Any) -> Any:
+    """``cursor`` made direct, or left as it is where statements are logged (DEBUG,
+    tests that count them)."""
+    if isinstance(cursor, _Native) or cursor.db.queries_logged:
+        return cursor
+    return _Native(cursor)
 
 
 def _data_version(db: sqlite3.Connection) -> int:

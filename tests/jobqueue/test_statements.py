@@ -5,15 +5,18 @@ the backend sends them as statements)."""
 from __future__ import annotations
 
 import re
+import sqlite3
 import threading
 from pathlib import Path
 
 import pytest
-from django.db import connection
+from django.db import OperationalError, connection
 from django.db.backends.signals import connection_created
 from django.test.utils import CaptureQueriesContext
 
 import jobqueue
+from jobqueue import sql
+from jobqueue.faults import is_database_fault
 from jobqueue.models import Operation, QueueItem, Status
 from jobqueue.services import QueueManager
 from tests.conftest import wait_for
@@ -115,3 +118,27 @@ def test_a_worker_commits_once_per_job(run_worker, make_document):
     # The first claim, one per job (the last one's finds nothing), and a few idle
     # looks; recording and claiming apart would take twice the jobs.
     assert jobs + 1 <= commits.count(thread) <= jobs + 4
+
+
+@pytest.mark.skipif(
+    connection.vendor != "sqlite", reason="SQLite's statements skip Django's cursor"
+)
+def test_a_statement_sqlite_refuses_raises_djangos_error():
+    """The queue's statements run on the sqlite3 cursor beneath Django's; a failure
+    still comes out as Django's error, which the worker tells a fault by."""
+    other = sqlite3.connect(connection.settings_dict["NAME"])
+    other.execute("BEGIN IMMEDIATE")  # holds the write lock
+    try:
+        with connection.cursor() as cursor:
+            raw = connection.connection
+            (timeout,) = raw.execute("PRAGMA busy_timeout").fetchone()
+            raw.execute("PRAGMA busy_timeout = 50")
+            try:
+                with pytest.raises(OperationalError, match="locked") as raised:
+                    sql.dialect().claim(cursor, "w1", [])
+            finally:
+                raw.execute(f"PRAGMA busy_timeout = {timeout}")
+    finally:
+        other.rollback()
+        other.close()
+    assert is_database_fault(raised.value)
