@@ -221,11 +221,13 @@ class ExtractionWorker:
         self._started_at = time.monotonic()
         self.runner.start()
         self._join()
-        if self._drain is not None and not self.is_paused():
-            # What a killed run (or a dead worker) left: with no pool running, nobody
-            # else would rescue it.
+        if self._drain is None:
+            self._wakeup.start()
+        # A drain's threads end when nothing is due, so no wake-up is watched (its
+        # stop would hold up the end of the run); what a killed run (or a dead
+        # worker) left is rescued first: with no pool running, nobody else would.
+        elif not self.is_paused():
             self._rescue()
-        self._wakeup.start()
         self._threads = [
             threading.Thread(
                 target=self._work, args=(state,), name=state.worker_id, daemon=True

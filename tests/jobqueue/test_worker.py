@@ -278,6 +278,19 @@ def test_a_drain_with_two_threads_takes_no_more_than_its_limit(make_document, qu
     }
 
 
+def test_a_drain_watches_for_no_wake_up(make_document, queue):
+    """A drain's threads end when nothing is due, so nothing would wait for the
+    database's signal; the watch's stop (up to half a second, in the kernel) would
+    only hold up the end of every cron run."""
+    queue.enqueue(make_document(b"some text").pk)
+    worker = ExtractionWorker(num_workers=1, heartbeat_interval=0.2, poll_interval=0.1)
+    running = []
+    worker.on("job_started", lambda *_: running.extend(threading.enumerate()))
+    assert worker.drain()["completed"] == 1
+    assert running
+    assert "queue-wakeup" not in {thread.name for thread in running}
+
+
 def test_process_document_queue_honours_the_pause_switch(make_document, queue):
     job_id = queue.enqueue(make_document().pk)
     QueueControl.set_paused(True)
