@@ -17,7 +17,7 @@ from django.utils.module_loading import import_string
 from jobqueue.apps import WORKER_CHECKS
 
 ENUMERATED_SETTINGS: dict[str, tuple[str, ...] | str] = {
-    "PDF_ENGINE": "documents.extractors.pdf.ENGINES",
+    "PDF_ENGINE": "documents.extractors.base.PDF_ENGINES",
     "LOG_FORMAT": ("plain", "json"),
 }
 

@@ -14,6 +14,8 @@ NO_TEXT_NOTE = (
 )
 BLANK_NOTE = "No text: the pages are blank, or their content could not be decoded."
 DEFAULT_MAX_CHARS = 10_000_000
+# PDF_ENGINE: PDFium, pdfplumber, or PDFium repaired page by page (extractors/pdf.py).
+PDF_ENGINES = ("auto", "pdfium", "pdfplumber")
 
 
 # Told (pages done, pages in all) as a long extraction goes on.
@@ -24,7 +26,7 @@ Progress = Callable[[int, int], None]
 class ExtractOptions:
     """The settings extraction needs, passed to the (Django-free) child process."""
 
-    pdf_engine: str = "auto"
+    pdf_engine: str = "auto"  # one of PDF_ENGINES
     max_chars: int = DEFAULT_MAX_CHARS  # EXTRACTED_TEXT_MAX_CHARS
     max_pages: int = 5_000  # EXTRACTION_MAX_PAGES
     ocr_mode: str = "auto"  # auto: pages without usable text; always; never

@@ -16,6 +16,7 @@ from .base import (
     BLANK_NOTE,
     DEFAULT_OPTIONS,
     NO_TEXT_NOTE,
+    PDF_ENGINES,
     CorruptFileError,
     EncryptedFileError,
     ExtractionError,
@@ -28,8 +29,6 @@ from .base import (
 )
 from .ocr import OcrUnavailable, reader
 from .sniff import PREFIX_BYTES, looks_like_pdf
-
-ENGINES = ("auto", "pdfium", "pdfplumber")
 
 _EVERYWHERE = (-1e6, -1e6, 1e6, 1e6)  # wider than any crop box: keep all text
 _SPARSE_CHARS = 500  # only small pages get the (Python-speed) line-order check
@@ -66,8 +65,8 @@ def extract_pdf(
 ) -> ExtractionResult:
     """Extract a PDF's text; pages without usable text are OCRed (``ocr_mode``)."""
     engine = options.pdf_engine
-    if engine not in ENGINES:
-        raise ValueError(f"unknown PDF engine {engine!r}; choose one of {ENGINES}")
+    if engine not in PDF_ENGINES:
+        raise ValueError(f"unknown PDF engine {engine!r}; choose one of {PDF_ENGINES}")
     with open(path, "rb") as fh:
         prefix = fh.read(PREFIX_BYTES)
     if not prefix:
