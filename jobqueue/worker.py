@@ -521,6 +521,20 @@ class ExtractionWorker:
         item = items.get(state.worker_id)
         return None if item is None else self._begin(state, item)
 
+    def _count_in_drain(self, step: int) -> bool:
+        """A claim about to be made with a completion counted in the drain's ``taken``
+        (+1; False, and not counted, if the drain may take no more), or one that
+        found nothing taken back (-1). Always True outside a drain."""
+        drain = self._drain
+        if drain is None:
+            return True
+        with drain.lock:
+            # The job in hand counts as finished: the claim comes with its result.
+            if step > 0 and not drain.may_take(self._finished() + 1):
+                return False
+            drain.taken += step
+            return True
+
     def _finished(self) -> int:
         return sum(s.jobs_completed + s.jobs_failed for s in self._states)
 
@@ -564,9 +578,9 @@ class ExtractionWorker:
     ) -> Flight | None:
         """Record a job that ran in this thread and claim the next with it: one
         commit per job, where a short job's cost is mostly commits (on PostgreSQL
-        one statement, on SQLite one transaction). A cron drain (its count) and a
-        stopping or paused worker take the separate path."""
-        if self._drain is not None or self._stop.is_set() or self.is_paused():
+        one statement, on SQLite one transaction). A stopping or paused worker, and
+        a drain that may take no more, take the separate path."""
+        if self._stop.is_set() or self.is_paused() or not self._count_in_drain(+1):
             self._conclude(state, flight, outcome)
             return None
         try:
@@ -583,12 +597,15 @@ class ExtractionWorker:
             # Rolled back, or after a database fault perhaps committed unseen: the
             # separate path records it either way, the reconcile pass releases a
             # claim that landed.
+            self._count_in_drain(-1)
             fault = is_database_fault(exc)
             if fault:
                 state.reconcile = True
                 drop_connection()
             self._conclude(state, flight, outcome, maybe_recorded=fault)
             return None
+        if item is None:
+            self._count_in_drain(-1)
         self._report(state, flight, recorded)
         return None if item is None else self._begin(state, item)
 

@@ -19,6 +19,7 @@ from jobqueue import sql
 from jobqueue.faults import is_database_fault
 from jobqueue.models import Operation, QueueItem, Status
 from jobqueue.services import QueueManager
+from jobqueue.worker import ExtractionWorker
 from tests.conftest import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -80,10 +81,11 @@ def test_database_specific_sql_lives_only_in_the_database_modules():
     assert outside == []
 
 
-def test_a_worker_commits_once_per_job(run_worker, make_document):
+@pytest.mark.parametrize("mode", ["pool", "drain"])
+def test_a_worker_commits_once_per_job(mode, run_worker, make_document):
     """A job run in the worker's thread is recorded with the claim of the next one:
     one commit per job, where separate steps would take two (SQLite: one
-    transaction; PostgreSQL: one statement, in autocommit)."""
+    transaction; PostgreSQL: one statement, in autocommit). A cron drain too."""
     jobs = 20
     QueueManager(Operation.NOOP).enqueue_batch(
         [make_document(f"{n}".encode()).pk for n in range(jobs)]
@@ -107,11 +109,17 @@ def test_a_worker_commits_once_per_job(run_worker, make_document):
 
     connection_created.connect(trace)
     try:
-        worker = run_worker(poll_interval=30)
-        wait_for(
-            lambda: QueueItem.objects.filter(status=Status.COMPLETED).count() == jobs
-        )
-        worker.stop(timeout=5)
+        if mode == "pool":
+            worker = run_worker(poll_interval=30)
+            wait_for(
+                lambda: (
+                    QueueItem.objects.filter(status=Status.COMPLETED).count() == jobs
+                )
+            )
+            worker.stop(timeout=5)
+        else:
+            worker = ExtractionWorker(num_workers=1, heartbeat_interval=30)
+            assert worker.drain()["completed"] == jobs
     finally:
         connection_created.disconnect(trace)
     thread = worker._states[0].worker_id
