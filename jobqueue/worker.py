@@ -885,9 +885,19 @@ class ExtractionWorker:
 
     def _release_leftovers(self) -> None:
         ids = [s.worker_id for s in self._states]
-        for job_id in QueueItem.objects.filter(
+        leftovers = QueueItem.objects.filter(
             status=Status.PROCESSING, claimed_by__in=ids
-        ).values_list("pk", flat=True):
+        ).values_list("pk", flat=True)
+        try:
+            held = list(leftovers)
+        except DatabaseError as exc:
+            # This thread's connection may have died while it sat idle (a server
+            # restart, a killer of idle connections): one more try on a fresh one.
+            if not is_database_fault(exc):
+                raise
+            drop_connection()
+            held = list(leftovers)
+        for job_id in held:
             self.queue.release(job_id)
 
     # --- Monitoring ----------------------------------------------------------------------

@@ -147,6 +147,43 @@ def test_postgres_connections_killed_again_and_again(drain_through):
 
 
 @postgres_only
+def test_a_cron_drain_through_killed_connections_does_each_job_once(
+    start_worker, tmp_path
+):
+    """``process_queue --once`` records each @task call with the next claim: its
+    connections killed mid-drain, a tick may leave jobs to the next one, but loses
+    none, runs none twice and leaves none processing."""
+    url, spare = conftest.test_database_url(), [own_backend()]
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    jobs = [
+        int(reports.logged.enqueue(f"task{n}", str(runs)).id) for n in range(DOCUMENTS)
+    ]
+    completed = QueueItem.objects.filter(pk__in=jobs, status=Status.COMPLETED)
+    tick = start_worker("--once", *FLAGS)
+    wait_for(lambda: completed.count() >= 4, 60)
+    killed = 0
+    while tick.poll() is None and killed < 5:
+        killed += terminate_backends(url, spare)
+        time.sleep(0.2)
+    assert killed >= 1, "the drain ended before a connection was killed"
+    assert tick.wait(60) == 0, worker_log(tick)
+    assert not QueueItem.objects.filter(status=Status.PROCESSING).exists()
+    # Its main thread's connection died idle: the stop's release takes a fresh one.
+    assert "Could not release" not in worker_log(tick), worker_log(tick)
+
+    # The next tick takes whatever this one left.
+    assert start_worker("--once", *FLAGS).wait(60) == 0
+    assert completed.count() == DOCUMENTS
+    assert set(
+        QueueItem.objects.filter(pk__in=jobs).values_list("attempts", flat=True)
+    ) == {1}, "no attempt charged for the database's fault\n" + worker_log(tick)
+    ran = Counter(path.name.split(".")[0] for path in runs.iterdir())
+    assert len(ran) == DOCUMENTS
+    assert set(ran.values()) == {1}, "each job done once"
+
+
+@postgres_only
 def test_postgres_restarted_mid_drain(drain_through):
     proxy = TcpProxy(connection.settings_dict.get("PORT") or 5432).start()
 
