@@ -185,3 +185,12 @@ def test_tasks_are_listed_in_the_admin_by_queue_and_name(admin_client):
     item_page = admin_client.get(f"/admin/jobqueue/queueitem/{report.id}/change/")
     assert item_page.status_code == 200
     assert admin_client.get(reverse("admin:jobqueue_dashboard")).status_code == 200
+
+
+@pytest.mark.parametrize(("flags", "threads"), [((), 1), (("--workers", "2"), 2)])
+def test_once_drains_in_one_thread_unless_given_workers(flags, threads, tmp_path):
+    jobs = [reports.logged.enqueue(f"job{n}", str(tmp_path)) for n in range(6)]
+    call_command("process_queue", "--once", *flags, stdout=StringIO())
+    claimed_by = QueueItem.objects.filter(pk__in=[int(j.id) for j in jobs])
+    assert set(claimed_by.values_list("status", flat=True)) == {Status.COMPLETED}
+    assert claimed_by.values("claimed_by").distinct().count() == threads

@@ -29,9 +29,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "--workers",
             type=positive_int,
-            default=settings.QUEUE_WORKERS,
+            default=None,
             help="Worker threads, each with its extraction process (default: "
-            "QUEUE_WORKERS).",
+            "QUEUE_WORKERS; with --once, 1 as the cron endpoint).",
         )
         parser.add_argument(
             "--max-retries",
@@ -95,7 +95,7 @@ class Command(BaseCommand):
     def handle(
         self,
         *,
-        workers: int,
+        workers: int | None,
         max_retries: int,
         timeout: float,
         heartbeat_interval: float,
@@ -117,11 +117,15 @@ class Command(BaseCommand):
             "queues": queues,
         }
         if once:
-            # One thread, as the cron endpoint: a drain of what is due now.
+            # A drain of what is due now: one thread as the cron endpoint, unless
+            # told otherwise.
             self._run_once(
-                ExtractionWorker(num_workers=1, name="cron", **options), limit, budget
+                ExtractionWorker(num_workers=workers or 1, name="cron", **options),
+                limit,
+                budget,
             )
             return
+        workers = workers or settings.QUEUE_WORKERS
         worker = ExtractionWorker(num_workers=workers, **options)
         register_signal_handlers(worker, stop_timeout=stop_timeout)
         worker.start()
