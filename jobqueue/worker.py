@@ -598,11 +598,11 @@ class ExtractionWorker:
             # separate path records it either way, the reconcile pass releases a
             # claim that landed.
             self._count_in_drain(-1)
-            fault = is_database_fault(exc)
-            if fault:
+            fault = exc if is_database_fault(exc) else None
+            if fault is not None:
                 state.reconcile = True
                 drop_connection()
-            self._conclude(state, flight, outcome, maybe_recorded=fault)
+            self._conclude(state, flight, outcome, fault=fault)
             return None
         if item is None:
             self._count_in_drain(-1)
@@ -615,13 +615,15 @@ class ExtractionWorker:
         flight: Flight,
         outcome: Outcome,
         *,
-        maybe_recorded: bool = False,
+        fault: Exception | None = None,
     ) -> None:
         """Record the outcome, waiting out database faults: the result is kept and
         stored once the database is back, no attempt charged for its absence.
-        ``maybe_recorded``: an earlier try may have landed unseen."""
+        ``fault``: the database fault an earlier try met (it may have landed unseen)."""
         item = flight.item
-        backoff, faults = Backoff(), int(maybe_recorded)
+        backoff, faults = Backoff(), int(fault is not None)
+        if fault is not None:
+            _warn_unrecorded(state.worker_id, item.pk, fault)
         while True:
             try:
                 recorded = self.runner.record(flight, outcome, state.worker_id)
@@ -636,13 +638,7 @@ class ExtractionWorker:
                 faults += 1
                 pause = backoff.next()
                 if faults == 1:
-                    logger.warning(
-                        "[%s] could not record job %s (%s); keeping the result and "
-                        "trying again",
-                        state.worker_id,
-                        item.pk,
-                        _describe(exc),
-                    )
+                    _warn_unrecorded(state.worker_id, item.pk, exc)
                 drop_connection()
                 self._abort.wait(pause)
         self._report(state, flight, recorded)
@@ -1015,3 +1011,12 @@ def _describe(exc: BaseException) -> str:
     """One line for the log: the error's class and first line, no traceback."""
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+
+
+def _warn_unrecorded(worker_id: str, job_id: int, exc: BaseException) -> None:
+    logger.warning(
+        "[%s] could not record job %s (%s); keeping the result and trying again",
+        worker_id,
+        job_id,
+        _describe(exc),
+    )

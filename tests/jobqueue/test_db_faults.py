@@ -169,8 +169,10 @@ def test_a_cron_drain_through_killed_connections_does_each_job_once(
     assert killed >= 1, "the drain ended before a connection was killed"
     assert tick.wait(60) == 0, worker_log(tick)
     assert not QueueItem.objects.filter(status=Status.PROCESSING).exists()
+    log = worker_log(tick)
+    assert "could not record job" in log, "a fault met recording a job is told"
     # Its main thread's connection died idle: the stop's release takes a fresh one.
-    assert "Could not release" not in worker_log(tick), worker_log(tick)
+    assert "Could not release" not in log, log
 
     # The next tick takes whatever this one left.
     assert start_worker("--once", *FLAGS).wait(60) == 0
