@@ -76,7 +76,8 @@ class _Drain:
     deadline: float | None
     started: float = field(default_factory=time.monotonic)
     taken: int = 0
-    # Claims one at a time, so that threads together never exceed the limit.
+    # Guards ``taken``: threads reserve each claim in it, so together they never
+    # exceed the limit.
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def may_take(self, finished: int) -> bool:
@@ -464,16 +465,18 @@ class ExtractionWorker:
         return self.poll_interval if due <= 0 else min(due, IDLE_LOOK_SECONDS)
 
     def _claim(self, state: _ThreadState) -> Flight | None:
-        drain = self._drain
-        if drain is None:
+        if self._drain is None:
             return self._claim_for_idle(state)
-        with drain.lock:
-            if not drain.may_take(self._finished()):
-                return None
+        if not self._reserve_in_drain():
+            return None
+        try:
             flight = self._start_next(state)
-            if flight is not None:
-                drain.taken += 1
-            return flight
+        except BaseException:
+            self._unreserve_in_drain()
+            raise
+        if flight is None:
+            self._unreserve_in_drain()
+        return flight
 
     def _claim_for_idle(self, state: _ThreadState) -> Flight | None:
         """Claim for this thread and, in the same statement, for the threads that
@@ -521,19 +524,25 @@ class ExtractionWorker:
         item = items.get(state.worker_id)
         return None if item is None else self._begin(state, item)
 
-    def _count_in_drain(self, step: int) -> bool:
-        """A claim about to be made with a completion counted in the drain's ``taken``
-        (+1; False, and not counted, if the drain may take no more), or one that
-        found nothing taken back (-1). Always True outside a drain."""
+    def _reserve_in_drain(self, in_hand: int = 0) -> bool:
+        """Count a claim about to be made in the drain's ``taken``; False, and not
+        counted, if the drain may take no more. ``in_hand``: jobs that will be
+        finished when it is made (a claim made with a result). True outside a drain."""
         drain = self._drain
         if drain is None:
             return True
         with drain.lock:
-            # The job in hand counts as finished: the claim comes with its result.
-            if step > 0 and not drain.may_take(self._finished() + 1):
+            if not drain.may_take(self._finished() + in_hand):
                 return False
-            drain.taken += step
+            drain.taken += 1
             return True
+
+    def _unreserve_in_drain(self) -> None:
+        """A reserved claim took nothing, or failed."""
+        drain = self._drain
+        if drain is not None:
+            with drain.lock:
+                drain.taken -= 1
 
     def _finished(self) -> int:
         return sum(s.jobs_completed + s.jobs_failed for s in self._states)
@@ -580,7 +589,11 @@ class ExtractionWorker:
         commit per job, where a short job's cost is mostly commits (on PostgreSQL
         one statement, on SQLite one transaction). A stopping or paused worker, and
         a drain that may take no more, take the separate path."""
-        if self._stop.is_set() or self.is_paused() or not self._count_in_drain(+1):
+        if (
+            self._stop.is_set()
+            or self.is_paused()
+            or not self._reserve_in_drain(in_hand=1)
+        ):
             self._conclude(state, flight, outcome)
             return None
         try:
@@ -597,7 +610,7 @@ class ExtractionWorker:
             # Rolled back, or after a database fault perhaps committed unseen: the
             # separate path records it either way, the reconcile pass releases a
             # claim that landed.
-            self._count_in_drain(-1)
+            self._unreserve_in_drain()
             fault = exc if is_database_fault(exc) else None
             if fault is not None:
                 state.reconcile = True
@@ -605,7 +618,7 @@ class ExtractionWorker:
             self._conclude(state, flight, outcome, fault=fault)
             return None
         if item is None:
-            self._count_in_drain(-1)
+            self._unreserve_in_drain()
         self._report(state, flight, recorded)
         return None if item is None else self._begin(state, item)
 
