@@ -91,6 +91,38 @@ def _fixed_zip(data: bytes) -> bytes:
     return out.getvalue()
 
 
+def with_member(data: bytes, member: str, change) -> bytes:
+    """The same ZIP with one member's bytes passed through ``change``."""
+    out = io.BytesIO()
+    with (
+        zipfile.ZipFile(io.BytesIO(data)) as source,
+        zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target,
+    ):
+        for info in source.infolist():
+            content = source.read(info.filename)
+            target.writestr(
+                info, change(content) if info.filename == member else content
+            )
+    return out.getvalue()
+
+
+# Ten levels of ten: a billion "lol"s once expanded, a few hundred bytes declared.
+BILLION_LAUGHS = (
+    '<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol0 "lol">'
+    + "".join(f'<!ENTITY lol{n} "{f"&lol{n - 1};" * 10}">' for n in range(1, 10))
+    + "]>"
+).encode()
+
+
+def with_doctype(xml: bytes, entity: bytes = b"&lol9;") -> bytes:
+    """An XML part with the billion-laughs DOCTYPE in front and its entity used as
+    the root's first child, as a hostile file would carry it."""
+    if xml.startswith(b"<?xml"):
+        xml = xml[xml.index(b"?>") + 2 :].lstrip()
+    end = xml.index(b">") + 1  # the end of the root's start tag
+    return BILLION_LAUGHS + xml[:end] + entity + xml[end:]
+
+
 def odt_bytes(*paragraphs: str, heading: str = "Minutes") -> bytes:
     """An OpenDocument text with a heading, paragraphs and a small table."""
     from odfdo import Document, Header, Paragraph, Table

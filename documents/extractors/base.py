@@ -5,6 +5,7 @@ Pure Python (no Django) so a child process can import it cheaply.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -186,6 +187,78 @@ class ExtractorMissingError(ExtractionError):
 
     error_type = "extractor_missing"
     default_message = "The extractor for this file type is not installed."
+
+
+# A library's message is cut to this, and to its first line, before a person sees it.
+_MAX_REASON = 160
+# lxml appends where it parsed from: " (<string>, line 2)" or " (/a/file.xml, line 2)".
+_LXML_WHERE = re.compile(r"\s*\([^()]*, line \d+\)$")
+
+
+def short_reason(exc: BaseException) -> str:
+    """A library's message as a short, one-line reason fit to show a person."""
+    lines = str(exc).strip().splitlines()
+    reason = _LXML_WHERE.sub("", lines[0] if lines else "").strip().rstrip(".")
+    reason = reason or type(exc).__name__
+    if len(reason) > _MAX_REASON:
+        reason = reason[: _MAX_REASON - 1].rstrip() + "…"
+    return reason
+
+
+def _chain(exc: BaseException) -> Iterable[BaseException]:
+    """The exception and those it was raised from or while handling, outermost first."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def _xml_error_types() -> tuple[type[BaseException], ...]:
+    # Imported only once something failed: a child process starts without them.
+    from xml.etree.ElementTree import ParseError
+    from xml.parsers.expat import ExpatError
+
+    types: list[type[BaseException]] = [ParseError, ExpatError]
+    try:
+        from lxml.etree import LxmlSyntaxError
+
+        types.append(LxmlSyntaxError)
+    except ImportError:
+        pass
+    try:  # openpyxl parses through defusedxml when it is installed
+        from defusedxml import DefusedXmlException
+
+        types.append(DefusedXmlException)
+    except ImportError:
+        pass
+    return tuple(types)
+
+
+def damaged_xml(exc: BaseException) -> CorruptFileError | None:
+    """The plain error for XML that cannot be parsed, found anywhere in the chain
+    of `exc` (libraries wrap their parser's error in their own); else None."""
+    xml_errors = _xml_error_types()
+    for error in _chain(exc):
+        if isinstance(error, xml_errors):
+            if type(error).__module__.startswith("defusedxml"):
+                # DTDForbidden, EntitiesForbidden: their text is a repr.
+                reason = "a DOCTYPE or entity declaration, which is not allowed"
+            else:
+                reason = short_reason(error)
+            return CorruptFileError(f"its XML cannot be parsed ({reason})")
+    return None
+
+
+def unreadable(exc: BaseException, what: str) -> CorruptFileError:
+    """The error for a library that could not read a file: damaged XML said plainly,
+    else `what` ("its workbook cannot be read") with the deepest reason given."""
+    damaged = damaged_xml(exc)
+    if damaged is not None:
+        return damaged
+    *_, deepest = _chain(exc)
+    return CorruptFileError(f"{what} ({short_reason(deepest)})")
 
 
 def classify(exc: BaseException) -> str:

@@ -15,6 +15,7 @@ from .base import (
     ExtractOptions,
     TextBuilder,
     UnsupportedFileError,
+    unreadable,
 )
 
 if TYPE_CHECKING:
@@ -86,7 +87,7 @@ def _open_document(path: str | os.PathLike[str]) -> Any:
     except (PackageNotFoundError, KeyError, zipfile.BadZipFile) as exc:
         raise CorruptFileError("its Word package structure is incomplete") from exc
     except Exception as exc:  # lxml.etree.XMLSyntaxError and friends
-        raise CorruptFileError(f"its XML cannot be parsed ({exc})") from exc
+        raise unreadable(exc, "its Word content cannot be read") from exc
 
 
 def _paragraphs(root: Any) -> Iterator[str]:

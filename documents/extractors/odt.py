@@ -7,11 +7,11 @@ from typing import Any
 
 from .archive import checked_zip
 from .base import (
-    CorruptFileError,
     EncryptedFileError,
     ExtractionResult,
     ExtractOptions,
     TextBuilder,
+    unreadable,
 )
 
 # Note bodies and text boxes sit inside a paragraph, whose text already holds theirs.
@@ -39,7 +39,10 @@ def extract_odt(
         )
     document = _open(path)
     text = TextBuilder(options.max_chars)
-    text.extend(block.inner_text for block in document.body.get_elements(_BLOCKS))
+    try:  # odfdo parses content.xml only now, when the body is first read
+        text.extend(block.inner_text for block in document.body.get_elements(_BLOCKS))
+    except (KeyError, ValueError, SyntaxError) as exc:  # lxml's XMLSyntaxError too
+        raise unreadable(exc, "its OpenDocument content cannot be read") from exc
     body = text.text.strip("\n")
     return ExtractionResult(
         text=body,
@@ -56,9 +59,7 @@ def _open(path: str | os.PathLike[str]) -> Any:
     try:
         return Document(os.fspath(path))
     except Exception as exc:  # lxml.etree.XMLSyntaxError, KeyError and friends
-        raise CorruptFileError(
-            f"its OpenDocument content cannot be read ({exc})"
-        ) from exc
+        raise unreadable(exc, "its OpenDocument content cannot be read") from exc
 
 
 def _page_count(document: Any) -> int | None:

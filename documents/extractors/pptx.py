@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .archive import check_zip
-from .base import CorruptFileError, ExtractionResult, ExtractOptions, TextBuilder
+from .base import ExtractionResult, ExtractOptions, TextBuilder, unreadable
 
 
 def extract_pptx(
@@ -20,8 +20,8 @@ def extract_pptx(
     try:
         text.extend(_lines(presentation))
         slides = len(presentation.slides)
-    except (KeyError, ValueError, AttributeError) as exc:
-        raise CorruptFileError(f"its slides cannot be read ({exc})") from exc
+    except (KeyError, ValueError, AttributeError, SyntaxError) as exc:
+        raise unreadable(exc, "its slides cannot be read") from exc
     body = text.text.strip("\n")
     return ExtractionResult(
         text=body,
@@ -34,14 +34,11 @@ def extract_pptx(
 
 def _open(path: str | os.PathLike[str]) -> Any:
     import pptx
-    from pptx.exc import PackageNotFoundError
 
     try:
         return pptx.Presentation(os.fspath(path))
-    except (PackageNotFoundError, KeyError, ValueError) as exc:
-        raise CorruptFileError(f"its presentation cannot be read ({exc})") from exc
-    except Exception as exc:  # lxml.etree.XMLSyntaxError and friends
-        raise CorruptFileError(f"its XML cannot be parsed ({exc})") from exc
+    except Exception as exc:  # PackageNotFoundError, KeyError, XML errors
+        raise unreadable(exc, "its presentation cannot be read") from exc
 
 
 def _lines(presentation: Any) -> Iterator[str]:

@@ -12,11 +12,13 @@ from typing import Any
 
 from .base import (
     CorruptFileError,
+    ExtractionError,
     ExtractionResult,
     ExtractOptions,
     ExtractorMissingError,
     Progress,
     UnsupportedFileError,
+    damaged_xml,
     join_notes,
     truncated_note,
 )
@@ -81,6 +83,15 @@ def extract(
         raise ExtractorMissingError(
             f"A library needed to read this file is not installed ({exc.name})."
         ) from exc
+    except ExtractionError:
+        raise
+    except Exception as exc:
+        # Libraries parse XML lazily, so a damaged part may fail wherever it is
+        # first read: it is damage all the same, not a fault worth retrying.
+        damaged = damaged_xml(exc)
+        if damaged is None:
+            raise
+        raise damaged from exc
     return _finish(result, settings)
 
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 from .archive import check_zip
-from .base import CorruptFileError, ExtractionResult, ExtractOptions, TextBuilder
+from .base import ExtractionResult, ExtractOptions, TextBuilder, unreadable
 
 
 def extract_xlsx(
@@ -24,8 +24,10 @@ def extract_xlsx(
         workbook = _open(fh)
         try:
             text.extend(_lines(workbook))
-        except (KeyError, ValueError, TypeError, OSError) as exc:
-            raise CorruptFileError(f"its sheets cannot be read ({exc})") from exc
+        # Rows are parsed as they are read: xml.etree's ParseError (a SyntaxError)
+        # for a damaged sheet comes from here, not from opening the workbook.
+        except (KeyError, ValueError, TypeError, OSError, SyntaxError) as exc:
+            raise unreadable(exc, "its sheets cannot be read") from exc
         finally:
             workbook.close()
     body = text.text.strip("\n")
@@ -44,7 +46,8 @@ def _open(fh: BinaryIO) -> Any:
     try:
         return openpyxl.load_workbook(fh, read_only=True, data_only=True)
     except Exception as exc:  # InvalidFileException, KeyError, XML errors
-        raise CorruptFileError(f"its workbook cannot be read ({exc})") from exc
+        # openpyxl wraps a sheet's XML error in a message naming the file's path.
+        raise unreadable(exc, "its workbook cannot be read") from exc
 
 
 def _lines(workbook: Any) -> Iterator[str]:

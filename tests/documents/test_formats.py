@@ -16,6 +16,7 @@ from documents.extractors import (
     EncryptedFileError,
     TextBuilder,
     UnsupportedFileError,
+    classify,
     detect_format,
     extract,
     get_extractor,
@@ -32,11 +33,14 @@ from documents.extractors.formats import (
 from documents.models import Document
 from tests.conftest import worker_log
 from tests.files import (
+    docx_bytes,
     eml_bytes,
     odt_bytes,
     ole_bytes,
     pptx_bytes,
     rtf_bytes,
+    with_doctype,
+    with_member,
     xlsx_bytes,
 )
 
@@ -315,6 +319,44 @@ def test_a_cut_short_container_is_damaged_not_unsupported(tmp_path: Path, make) 
     assert detect_format(path) is not None
     with pytest.raises(CorruptFileError, match="not a complete ZIP archive"):
         extract(path)
+
+
+CONTAINER_PARTS = [
+    pytest.param(lambda: odt_bytes("damaged"), "content.xml", id="odt"),
+    pytest.param(
+        lambda: xlsx_bytes([["damaged", n] for n in range(50)]),
+        "xl/worksheets/sheet1.xml",
+        id="xlsx",
+    ),
+    pytest.param(lambda: docx_bytes("damaged"), "word/document.xml", id="docx"),
+    pytest.param(
+        lambda: pptx_bytes("damaged", "slide"), "ppt/slides/slide1.xml", id="pptx"
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [lambda xml: xml[: len(xml) // 2], with_doctype],
+    ids=["cut-in-half", "billion-laughs"],
+)
+@pytest.mark.parametrize(("make", "member"), CONTAINER_PARTS)
+def test_damaged_xml_in_any_container_is_corruption_with_a_plain_message(
+    tmp_path: Path, make, member, damage
+) -> None:
+    """Whether the library parses the part on opening or later (odfdo on reading the
+    body, openpyxl row by row), the user hears the same thing, and it is final."""
+    path = tmp_path / "damaged.bin"
+    path.write_bytes(with_member(make(), member, damage))
+    with pytest.raises(CorruptFileError) as info:
+        extract(path)
+    message = str(info.value)
+    assert classify(info.value) == "corruption"
+    assert message.startswith("The file is damaged: its XML cannot be parsed ("), (
+        message
+    )
+    assert "<string>" not in message and "\n" not in message
+    assert str(tmp_path) not in message
 
 
 def test_a_spreadsheet_zip_bomb_is_refused(tmp_path: Path) -> None:
