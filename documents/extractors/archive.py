@@ -9,7 +9,7 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from .base import CorruptFileError, UnsupportedFileError
+from .base import CorruptFileError, UnsupportedFileError, short_reason
 from .detect import detect_format
 
 MAX_UNCOMPRESSED_BYTES = 200 * 1024 * 1024
@@ -52,7 +52,9 @@ def checked_zip(
             "the upload may have been cut short"
         ) from exc
     except (OSError, EOFError, NotImplementedError, zlib.error) as exc:
-        raise CorruptFileError(f"its ZIP archive cannot be read ({exc})") from exc
+        raise CorruptFileError(
+            f"its ZIP archive cannot be read ({short_reason(exc)})"
+        ) from exc
 
 
 def check_zip(path: str | os.PathLike[str], kind: str, member: str) -> None:

@@ -5,6 +5,7 @@ Pure Python (no Django) so a child process can import it cheaply.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -143,6 +144,13 @@ class ExtractionError(Exception):
         """The human-readable message shown to the user."""
         return str(self)
 
+    def without_paths(
+        self, path: str | os.PathLike[str] | None = None
+    ) -> ExtractionError:
+        """This error with file paths taken out of its message (itself if none)."""
+        message = hide_paths(str(self), path)
+        return self if message == str(self) else _rebuild(type(self), message)
+
     def __reduce__(self) -> tuple[object, tuple[type[ExtractionError], str]]:
         # Subclass __init__s rewrite their argument, so unpickling must not rerun them.
         return _rebuild, (type(self), str(self))
@@ -195,9 +203,26 @@ _MAX_REASON = 160
 _LXML_WHERE = re.compile(r"\s*\([^()]*, line \d+\)$")
 
 
+# An absolute path of two parts or more (not a URL's, not "and/or"), or a Windows one.
+_ABSOLUTE_PATH = re.compile(
+    r"(?<![\w.~/:-])/(?:[^\s/'\"<>()\[\],;]+/)+[^\s/'\"<>()\[\],;]*"
+    r"|\b[A-Za-z]:\\(?:[^\s\\'\"<>]+\\)+[^\s\\'\"<>]*"
+)
+
+
+def hide_paths(message: str, path: str | os.PathLike[str] | None = None) -> str:
+    """A message with the file's path, and any other server path, taken out:
+    libraries name the file they failed on, and people must not see where the
+    server keeps it."""
+    if path is not None:
+        for form in sorted({os.fspath(path), os.path.abspath(path)}, key=len)[::-1]:
+            message = message.replace(form, "the file")
+    return _ABSOLUTE_PATH.sub("…", message)
+
+
 def short_reason(exc: BaseException) -> str:
     """A library's message as a short, one-line reason fit to show a person."""
-    lines = str(exc).strip().splitlines()
+    lines = hide_paths(str(exc)).strip().splitlines()
     reason = _LXML_WHERE.sub("", lines[0] if lines else "").strip().rstrip(".")
     reason = reason or type(exc).__name__
     if len(reason) > _MAX_REASON:

@@ -6,7 +6,7 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-from documents.extractors.base import classify
+from documents.extractors.base import classify, hide_paths
 from jobqueue.child import JobFailed
 
 
@@ -27,7 +27,8 @@ def extract_in_child(
             "unknown", "The extractor ran out of memory on this file."
         ) from None
     except Exception as exc:
-        message = str(exc) or type(exc).__name__
+        # A library's message may name the stored file: not for the user's eyes.
+        message = hide_paths(str(exc), path) or type(exc).__name__
         error_type = classify(exc)
         if error_type == "unknown":
             message = f"{type(exc).__name__}: {message}"

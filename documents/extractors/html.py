@@ -7,7 +7,13 @@ import os
 import re
 from collections.abc import Iterator
 
-from .base import CorruptFileError, ExtractionResult, ExtractOptions, TextBuilder
+from .base import (
+    CorruptFileError,
+    ExtractionResult,
+    ExtractOptions,
+    TextBuilder,
+    short_reason,
+)
 from .text import detect_encoding
 
 _INVISIBLE = ("script", "style", "noscript", "template", "svg", "head")
@@ -58,7 +64,9 @@ def html_lines(markup: bytes | str) -> Iterator[str]:
     try:
         root = lxml.html.document_fromstring(markup)
     except (etree.ParserError, ValueError) as exc:
-        raise CorruptFileError(f"its HTML cannot be parsed ({exc})") from exc
+        raise CorruptFileError(
+            f"its HTML cannot be parsed ({short_reason(exc)})"
+        ) from exc
     title = root.findtext(".//title")
     if title and title.strip():
         yield _SPACES.sub(" ", title).strip()

@@ -16,6 +16,7 @@ from .base import (
     UnsupportedFileError,
     join_notes,
     page_ranges,
+    short_reason,
 )
 from .ocr import OcrUnavailable, reader
 
@@ -39,7 +40,9 @@ def extract_image(
             raise CorruptFileError("the image cannot be decoded") from exc
         except (OSError, SyntaxError, ValueError, EOFError) as exc:
             # Pillow reports truncated or inconsistent data with these.
-            raise CorruptFileError(f"the image data is damaged ({exc})") from exc
+            raise CorruptFileError(
+                f"the image data is damaged ({short_reason(exc)})"
+            ) from exc
 
 
 def _read(image: Image.Image, options: ExtractOptions) -> ExtractionResult:

@@ -83,8 +83,11 @@ def extract(
         raise ExtractorMissingError(
             f"A library needed to read this file is not installed ({exc.name})."
         ) from exc
-    except ExtractionError:
-        raise
+    except ExtractionError as exc:
+        shown = exc.without_paths(path)
+        if shown is exc:
+            raise
+        raise shown from exc
     except Exception as exc:
         # Libraries parse XML lazily, so a damaged part may fail wherever it is
         # first read: it is damage all the same, not a fault worth retrying.

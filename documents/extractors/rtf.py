@@ -5,7 +5,13 @@ from __future__ import annotations
 import os
 import re
 
-from .base import CorruptFileError, ExtractionResult, ExtractOptions, TextBuilder
+from .base import (
+    CorruptFileError,
+    ExtractionResult,
+    ExtractOptions,
+    TextBuilder,
+    short_reason,
+)
 
 _CODE_PAGE = re.compile(rb"\\ansicpg(\d+)")
 
@@ -28,7 +34,9 @@ def extract_rtf(
     try:
         plain = rtf_to_text(data.decode("latin-1"), encoding=encoding, errors="replace")
     except (ValueError, IndexError, RecursionError) as exc:
-        raise CorruptFileError(f"its RTF cannot be parsed ({exc})") from exc
+        raise CorruptFileError(
+            f"its RTF cannot be parsed ({short_reason(exc)})"
+        ) from exc
     # An RTF's text is never longer than the file, so the limit bounds the output.
     text = TextBuilder(options.max_chars)
     text.extend(plain.splitlines())

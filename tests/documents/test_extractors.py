@@ -28,7 +28,11 @@ from documents.extractors import (
     extract,
     formats,
 )
+from documents.extractors import text as text_extractor
+from documents.extractors.child import extract_in_child
+from jobqueue.child import JobFailed
 from tests.corpus import contains_snippet, manifest_params, require_corpus
+from tests.files import with_doctype, with_member, xlsx_bytes
 
 ENGINES = ["auto", "pdfium", "pdfplumber"]
 PDF, DOCX, TEXT = (f.mime_type for f in (formats.PDF, formats.DOCX, formats.TEXT))
@@ -291,6 +295,40 @@ def test_given_mime_type_skips_detection(tmp_path: Path) -> None:
     path = tmp_path / "data.csv"
     path.write_text("a,b\n1,2\n", encoding="utf-8")
     assert extract(path, mime_type="text/csv").text == "a,b\n1,2\n"
+
+
+def test_messages_never_show_where_the_server_keeps_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stored = tmp_path / "media" / "documents" / "189c.xlsx"
+    stored.parent.mkdir(parents=True)
+    # openpyxl says "could not read worksheets from <path>" over several lines.
+    stored.write_bytes(
+        with_member(xlsx_bytes([["a", 1]]), "xl/worksheets/sheet1.xml", with_doctype)
+    )
+    with pytest.raises(CorruptFileError) as info:
+        extract(stored)
+    assert str(tmp_path) not in str(info.value) and "\n" not in str(info.value)
+    assert len(str(info.value)) < 200
+    # Whatever a reader lets through, and whatever fails unexpectedly in the child.
+    stored.write_bytes(b"plain words\n")
+
+    def leaky(path, options):
+        raise CorruptFileError(f"cannot open {path} (see /var/log/x/y.log)")
+
+    monkeypatch.setattr(text_extractor, "extract_text", leaky)
+    with pytest.raises(CorruptFileError) as info:
+        extract(stored)
+    assert str(info.value) == ("The file is damaged: cannot open the file (see …)")
+
+    def crashing(path, options):
+        raise RuntimeError(f"[Errno 5] Input/output error: {path!r}")
+
+    monkeypatch.setattr(text_extractor, "extract_text", crashing)
+    with pytest.raises(JobFailed) as failed:
+        extract_in_child("documents.extractors.registry.extract", str(stored), TEXT, {})
+    assert failed.value.error_type == "unknown"
+    assert str(failed.value) == "RuntimeError: [Errno 5] Input/output error: 'the file'"
 
 
 # --- PDF ------------------------------------------------------------------------------
