@@ -8,6 +8,7 @@ no; a slow or hostile client then holds a web worker for as long as it likes.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NoReturn
 
 from django.conf import settings
 from django.core.files.uploadhandler import FileUploadHandler
@@ -61,24 +62,43 @@ class LengthRequired(BodyRefused):
 
 
 class LimitUploadHandler(FileUploadHandler):
-    """Counts files and bytes as they arrive and stops the body at the first excess."""
+    """Counts files and bytes as they arrive and stops the body at the first excess.
+
+    Django closes (and so deletes) the temporary file being written only when a
+    handler raises StopUpload or SkipFile; after any other error it stays on disk,
+    held by this request's handlers, until the garbage collector gets to them.
+    So a refusal discards it before it is raised, and the middleware discards it
+    after any other error while parsing.
+    """
 
     files = 0
+    # A multipart body began to be parsed; it was parsed to its end.
+    started = False
+    finished = False
+
+    def handle_raw_input(self, *args, **kwargs) -> None:
+        self.started = True
+        return None  # the next handlers parse the body
 
     def new_file(self, field_name, file_name, *args, **kwargs) -> None:
         super().new_file(field_name, file_name, *args, **kwargs)
         self.files += 1
         if self.files > settings.MAX_UPLOAD_FILES:
-            raise TooManyFiles(
-                f"At most {settings.MAX_UPLOAD_FILES} files at once, please. "
-                "Nothing was uploaded."
+            self.refuse(
+                TooManyFiles(
+                    f"At most {settings.MAX_UPLOAD_FILES} files at once, please. "
+                    "Nothing was uploaded."
+                )
             )
 
     def receive_data_chunk(self, raw_data: bytes, start: int) -> bytes:
         if start + len(raw_data) > max_file_bytes():
-            raise UploadTooLarge(
-                f"“{clean_filename(self.file_name)}” is over the "
-                f"{_size(max_file_bytes())} limit for one file. Nothing was uploaded."
+            self.refuse(
+                UploadTooLarge(
+                    f"“{clean_filename(self.file_name)}” is over the "
+                    f"{_size(max_file_bytes())} limit for one file. "
+                    "Nothing was uploaded."
+                )
             )
         return raw_data
 
@@ -87,7 +107,25 @@ class LimitUploadHandler(FileUploadHandler):
 
     def upload_interrupted(self) -> None:
         # The body ended inside a file: the client went away. Keep none of it.
-        raise UploadCutOff("The upload was cut off before its end. Nothing was kept.")
+        self.refuse(
+            UploadCutOff("The upload was cut off before its end. Nothing was kept.")
+        )
+
+    def upload_complete(self) -> None:
+        self.finished = True
+
+    def refuse(self, refusal: BodyRefused) -> NoReturn:
+        self.discard_files()
+        raise refusal
+
+    def discard_files(self) -> None:
+        """Close the file each handler is writing (a temporary file is deleted as it
+        closes). Files already complete are closed by Django's parser as the error
+        passes through it."""
+        for handler in self.request.upload_handlers:
+            file = getattr(handler, "file", None)
+            if handler is not self and file is not None:
+                file.close()
 
 
 class UploadLimitMiddleware:
@@ -110,20 +148,27 @@ class UploadLimitMiddleware:
         if "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower():
             # Django reads no body without a length: it would look like an empty form.
             return refuse(request, LengthRequired())
-        request.upload_handlers.insert(0, LimitUploadHandler(request))
-        if (
-            request.content_type == "multipart/form-data"
-            and request.user.is_authenticated
-        ):
-            # Parse here, before any view or CSRF check does, so that a refusal
-            # gets its own answer. Token requests are parsed by DRF after
-            # authentication, where these errors render as JSON too.
-            try:
-                request.FILES  # noqa: B018 - reading it parses the body
-            except BodyRefused as refusal:
-                request._mark_post_parse_error()
-                return refuse(request, refusal)
-        return self.get_response(request)
+        limits = LimitUploadHandler(request)
+        request.upload_handlers.insert(0, limits)
+        try:
+            if (
+                request.content_type == "multipart/form-data"
+                and request.user.is_authenticated
+            ):
+                # Parse here, before any view or CSRF check does, so that a refusal
+                # gets its own answer. Token requests are parsed by DRF after
+                # authentication, where these errors render as JSON too.
+                try:
+                    request.FILES  # noqa: B018 - reading it parses the body
+                except BodyRefused as refusal:
+                    request._mark_post_parse_error()
+                    return refuse(request, refusal)
+            return self.get_response(request)
+        finally:
+            if limits.started and not limits.finished:
+                # Parsing stopped on an error of Django's or DRF's (a malformed
+                # body, a full temporary disk): its half-written file goes too.
+                limits.discard_files()
 
 
 def refuse(request: HttpRequest, refusal: BodyRefused) -> HttpResponse:

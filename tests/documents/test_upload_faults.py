@@ -250,3 +250,96 @@ def test_a_duplicate_on_the_api_answers_409_unless_allowed(token_client, media_r
     assert bad.status_code == 400
     assert Document.objects.count() == 2
     assert_consistent(media_root)
+
+
+# --- Refused bodies leave no temporary file -------------------------------------
+
+BOUNDARY = "docqueue-faults-boundary"
+
+
+def file_part(name: str, content: bytes, *, base64: bool = False) -> bytes:
+    encoding = "Content-Transfer-Encoding: base64\r\n" if base64 else ""
+    return (
+        f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="file"; '
+        f'filename="{name}"\r\nContent-Type: text/plain\r\n{encoding}\r\n'
+    ).encode() + content
+
+
+def whole_file(name: str, content: bytes) -> bytes:
+    return file_part(name, content) + b"\r\n"
+
+
+# Each body spools its (second) file to disk, then is refused mid-file.
+REFUSED_BODIES = {
+    # The second file passes MAX_UPLOAD_MB (1 MB here) while it streams in.
+    "too-large": (
+        whole_file("a.txt", b"a" * 1000) + file_part("big.txt", b"b" * (2 << 20)),
+        413,
+        "too_large",
+    ),
+    # The body ends inside the second file: the client went away.
+    "cut-off": (
+        whole_file("a.txt", b"a" * 1000) + file_part("cut.txt", b"c" * 300_000),
+        400,
+        "incomplete",
+    ),
+    # A third file when two are allowed.
+    "too-many-files": (
+        whole_file("a.txt", b"a" * 1000)
+        + whole_file("b.txt", b"b" * 1000)
+        + whole_file("c.txt", b"c" * 1000),
+        400,
+        "too_many_files",
+    ),
+    # An error raised by Django's parser, not by our limits: base64 cut short.
+    "malformed": (
+        whole_file("a.txt", b"a" * 1000)
+        + file_part("b64.txt", b"QUJD" * 1000 + b"Q", base64=True)
+        + b"\r\n",
+        400,
+        None,
+    ),
+}
+
+
+@pytest.fixture
+def upload_tmp(settings, tmp_path) -> Path:
+    """Django spools every uploaded file (none is kept in memory) to this folder."""
+    settings.FILE_UPLOAD_TEMP_DIR = tmp_path / "upload-tmp"
+    settings.FILE_UPLOAD_TEMP_DIR.mkdir()
+    settings.FILE_UPLOAD_MAX_MEMORY_SIZE = 0
+    settings.MAX_UPLOAD_MB = 1
+    settings.MAX_UPLOAD_FILES = 2
+    return settings.FILE_UPLOAD_TEMP_DIR
+
+
+@pytest.mark.parametrize("url", [UPLOAD_URL, API_URL], ids=["form", "api"])
+@pytest.mark.parametrize("kind", REFUSED_BODIES)
+def test_a_refused_upload_leaves_no_temporary_file(
+    user, client, token_client, upload_tmp, media_root, url, kind
+):
+    body, status, code = REFUSED_BODIES[kind]
+    if url == UPLOAD_URL:
+        client.defaults.pop("HTTP_AUTHORIZATION", None)
+        client.force_login(user)
+    response = client.post(
+        url, body, content_type=f"multipart/form-data; boundary={BOUNDARY}"
+    )
+    assert response.status_code == status
+    if url == API_URL and code:
+        assert response.json()["error"]["code"] == code
+    # Gone at once: the response (and so the request and its upload handlers)
+    # is still alive here, so nothing was left for the garbage collector.
+    assert list(upload_tmp.iterdir()) == []
+    assert not Document.objects.exists() and not stored_files(media_root)
+
+
+def test_an_accepted_upload_through_temporary_files_is_kept_whole(
+    token_client, upload_tmp, media_root
+):
+    body = whole_file("a.txt", b"words " * 1000) + f"--{BOUNDARY}--\r\n".encode()
+    response = token_client.post(
+        API_URL, body, content_type=f"multipart/form-data; boundary={BOUNDARY}"
+    )
+    assert response.status_code == 202
+    assert Document.objects.get().file.read() == b"words " * 1000
