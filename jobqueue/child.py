@@ -11,7 +11,15 @@ import signal
 import threading
 import time
 from collections.abc import Callable
+from multiprocessing import spawn
 from typing import Any
+
+# A child runs only functions named by module path, so it needs nothing of the parent's
+# main script; but forkserver children run it again (as ``__mp_main__``), and a script
+# written as the guide's examples are, without an ``if __name__ == "__main__"`` guard,
+# would then start a pool and enqueue its jobs once more in every child. This module is
+# preloaded into the fork server, so the children it forks skip that.
+spawn._fixup_main_from_path = spawn._fixup_main_from_name = lambda _main: None  # noqa: SLF001
 
 
 class JobFailed(Exception):  # noqa: N818 - the attempt's outcome, as data

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import signal
@@ -224,6 +225,7 @@ class ExtractionWorker:
         self._join()
         if self._drain is None:
             self._wakeup.start()
+            atexit.register(self._run_on_at_exit)
         # A drain's threads end when nothing is due, so no wake-up is watched (its
         # stop would hold up the end of the run); what a killed run (or a dead
         # worker) left is rescued first: with no pool running, nobody else would.
@@ -268,6 +270,7 @@ class ExtractionWorker:
         return clean
 
     def _finish(self, clean: bool) -> None:
+        atexit.unregister(self._run_on_at_exit)
         try:
             self._release_leftovers()
         except DatabaseError:
@@ -330,6 +333,20 @@ class ExtractionWorker:
             "completed": completed,
             "failed": failed,
         }
+
+    def _run_on_at_exit(self) -> None:
+        """The script that started the pool has ended without stopping it: the pool
+        goes on until stopped (``register_signal_handlers``, as in the guide), or until
+        Ctrl+C, which stops it gracefully. Its threads are daemons only so that a
+        thread stuck in the database cannot keep a stopped worker's process alive."""
+        logger.info("The workers go on until stopped (SIGTERM, or Ctrl+C)")
+        try:
+            # In slices, as in ``process_queue``: a signal the kernel hands to another
+            # thread cannot wake a wait without a timeout.
+            while not self._stopped.wait(0.5):
+                pass
+        except KeyboardInterrupt:
+            self.stop()
 
     def wait_stopped(self, timeout: float | None = None) -> bool:
         """Block until a stop (perhaps begun by a signal handler) has completed."""

@@ -233,3 +233,67 @@ def test_once_processes_what_is_due_and_exits(user, queue, child_env):
         QueueItem.objects.filter(pk__in=job_ids).values_list("status", flat=True)
     )
     assert statuses == ["completed", "completed", "pending"]
+
+
+GUIDE_SCRIPT = """
+import time
+
+import django
+
+django.setup()
+
+from jobqueue.worker import ExtractionWorker, register_signal_handlers
+
+# As the guide writes its examples: no ``if __name__ == "__main__"`` guard, and the
+# script ends once the pool has started.
+print("the script ran", flush=True)
+worker = ExtractionWorker(num_workers=2, poll_interval=0.1, heartbeat_interval=0.5)
+register_signal_handlers(worker)
+worker.start()
+first, *others = {ids}
+worker.enqueue(first)
+while not worker.get_status()["stats"]["jobs_completed"]:
+    time.sleep(0.05)
+for document_id in others:  # these are done after the script's last line
+    worker.enqueue(document_id)
+"""
+
+
+def test_a_script_written_as_the_guide_runs_once_and_until_stopped(
+    user, child_env, tmp_path
+):
+    """Extraction children must not run the script again (forkserver would, as
+    ``__mp_main__``), and the pool must outlive the script's last line until a
+    signal stops it gracefully."""
+    docs = [store(user, f"g{n}.pdf", pdf_bytes(f"guide page {n}")) for n in range(3)]
+    script = tmp_path / "guide.py"
+    script.write_text(GUIDE_SCRIPT.format(ids=[d.pk for d in docs]))
+    log = tmp_path / "guide.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, str(script)],
+            cwd=tmp_path,
+            env={**child_env, "PYTHONPATH": str(REPO_ROOT)},
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        wait_for(
+            lambda: QueueItem.objects.filter(status=Status.COMPLETED).count() == 3, 60
+        )
+        assert proc.poll() is None, log.read_text()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0, log.read_text()
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+    output = log.read_text()
+    assert output.count("the script ran") == 1, output
+    assert Document.objects.count() == 3
+    assert QueueItem.objects.count() == 3, "one job per document, none enqueued twice"
+    for document in docs:
+        document.refresh_from_db()
+        assert f"guide page {document.original_filename[1]}" in document.text
+    assert set(WorkerHeartbeat.objects.values_list("status", flat=True)) == {"stopped"}
