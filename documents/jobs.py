@@ -126,6 +126,7 @@ def register() -> None:
             metrics=_thumbnail_metrics,
             timeout=60,
             max_retries=1,
+            callbacks=False,
         )
     )
     operations.register(

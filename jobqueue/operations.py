@@ -52,6 +52,10 @@ class JobKind:
     # None: the worker's own (QUEUE_EXTRACTION_TIMEOUT, QUEUE_MAX_RETRIES).
     timeout: float | None = None
     max_retries: int | None = None
+    # Whether ``ExtractionWorker.on`` callbacks hear of its jobs: not for an app's own
+    # side work (thumbnails), whose results are not what callbacks written after the
+    # guide expect (``result.text``).
+    callbacks: bool = True
 
 
 _kinds: dict[str, JobKind] = {}

@@ -18,7 +18,7 @@ from typing import Any
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 
-from jobqueue import sql
+from jobqueue import operations, sql
 from jobqueue.faults import Backoff, drop_connection, is_database_fault
 from jobqueue.models import (
     QueueControl,
@@ -383,10 +383,13 @@ class ExtractionWorker:
             )
         self._callbacks[event].append(callback)
 
-    def _emit(self, event: str, *args: Any) -> None:
+    def _emit(self, event: str, item: QueueItem, *args: Any) -> None:
+        kind = operations.get(item.operation)
+        if kind is not None and not kind.callbacks:
+            return
         for callback in self._callbacks[event]:
             try:
-                callback(*args)
+                callback(item, *args)
             except Exception:
                 logger.exception("A %s callback failed; carrying on", event)
 

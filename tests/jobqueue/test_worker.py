@@ -103,6 +103,30 @@ def test_callbacks_fire_and_a_failing_callback_is_not_fatal(make_worker, make_do
     assert worker.is_running()
 
 
+def test_the_guides_callbacks_hear_of_text_jobs_not_thumbnails(
+    make_worker, make_document, settings, caplog
+):
+    """The guide's ``on_completed`` reads ``result.text``; the thumbnail that follows
+    each document is the product's own side work, and its result is a PNG."""
+    settings.THUMBNAILS = True
+    worker = make_worker()
+    heard: list[tuple[str, int, int]] = []
+    worker.on(
+        "job_completed",
+        lambda job, result: heard.append((job.operation, job.pk, len(result.text))),
+    )
+    job_id = worker.enqueue(make_document(b"eleven char").pk)
+    worker.start()
+    wait_for(
+        lambda: QueueItem.objects.filter(
+            operation="thumbnail", status=Status.COMPLETED
+        ).exists(),
+        60,
+    )
+    assert heard == [("extract", job_id, 11)]
+    assert "callback failed" not in caplog.text
+
+
 def test_pause_and_resume_locally_and_through_the_operators_switch(
     make_worker, make_document
 ):
