@@ -16,7 +16,6 @@ from typing import Any
 
 from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.db.models import Avg, Count, Exists, F, Min, OuterRef, Q, Subquery
-from django.utils import timezone
 
 from jobqueue import operations, retry, sql
 from jobqueue.models import (
@@ -65,11 +64,12 @@ class QueueManager:
     ) -> list[int]:
         """Queue many documents in one transaction; returns the ids of new jobs."""
         ids = list(dict.fromkeys(attachment_ids))
-        # The enqueuer's clock, to the microsecond: it only orders the jobs.
+        # The database's clock, as for one job: the oldest-first order, the age of
+        # the oldest pending job and the clearing of old ones compare it.
         template = QueueItem(
             operation=self.operation,
             priority=priority,
-            created_at=timezone.now(),
+            created_at=db_now(),
             max_retries=_default_max_retries(),
         )
         fields = {

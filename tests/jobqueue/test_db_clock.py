@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 
 import pytest
 
 from jobqueue.models import ExtractionMetric, QueueItem, Status
 from jobqueue.sql import DbNow
-from tests.conftest import wait_for, worker_log
+from tests.conftest import REPO_ROOT, wait_for, worker_log
 from tests.jobqueue.test_worker_processes import SLOW_EXTRACTOR, all_finished, store
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -68,3 +70,26 @@ def test_a_dead_worker_whose_clock_runs_ahead_is_rescued_on_time(
         20,
     )
     assert QueueItem.objects.get(pk=job).attempts >= 1, worker_log(honest)
+
+
+def test_a_batch_enqueued_by_a_host_whose_clock_is_behind_is_dated_by_the_database(
+    user, child_env
+):
+    """Oldest first, the oldest pending job's age and the clearing of old items all
+    compare ``created_at``: a batch must not pass for an hour old."""
+    docs = [store(user, f"b{n}.txt", b"batch").pk for n in range(3)]
+    enqueue = (
+        "from jobqueue.services import QueueManager; "
+        f"print(QueueManager().enqueue_batch({docs}))"
+    )
+    subprocess.run(
+        [sys.executable, "-m", "tests.skewed_clock", "shell", "-c", enqueue],
+        cwd=REPO_ROOT,
+        env={**child_env, "CLOCK_SKEW_SECONDS": "-3600"},
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    items = QueueItem.objects.filter(document_id__in=docs)
+    assert items.count() == 3
+    assert not items.filter(created_at__lt=DbNow(-60)).exists()
