@@ -44,7 +44,10 @@ class Command(BaseCommand):
             "--timeout",
             type=positive_seconds,
             default=settings.QUEUE_EXTRACTION_TIMEOUT,
-            help="Hard limit for one extraction, in seconds.",
+            help="Seconds an extraction may go without progress before it is "
+            "stopped as timed out (default: QUEUE_EXTRACTION_TIMEOUT). A document "
+            "read page by page gets that long for each page; anything else for "
+            "the whole job.",
         )
         parser.add_argument(
             "--heartbeat-interval",
