@@ -95,33 +95,42 @@ class QueueManager:
     def _enqueue(
         self, document_id: int, operation: str, priority: int, deduplicate: bool
     ) -> int | None:
-        now = db_now()
-        try:
-            with transaction.atomic():
-                item = QueueItem.objects.create(
-                    document_id=document_id,
-                    operation=operation,
-                    priority=priority,
-                    created_at=now,
-                    max_retries=_default_max_retries(),
-                )
-                operations.status_changed(
-                    [(operation, document_id)],
-                    Status.PENDING,
-                    error_type="",
-                    error_message="",
-                )
-                notify_workers()
-                return item.pk
-        except IntegrityError:
-            # The partial unique constraint: the document already has an active item.
-            existing = QueueItem.objects.active().filter(
-                document_id=document_id, operation=operation
-            )
-            if deduplicate:
-                return None
-            existing.filter(priority__lt=priority).update(priority=priority)
-            return existing.values_list("pk", flat=True).first()
+        if operations.get(operation) is None:
+            raise ValueError(f"No job kind {operation!r} is registered.")
+        existing = QueueItem.objects.active().filter(
+            document_id=document_id, operation=operation
+        )
+        for attempt in range(2):
+            now = db_now()
+            try:
+                with transaction.atomic():
+                    item = QueueItem.objects.create(
+                        document_id=document_id,
+                        operation=operation,
+                        priority=priority,
+                        created_at=now,
+                        max_retries=_default_max_retries(),
+                    )
+                    operations.status_changed(
+                        [(operation, document_id)],
+                        Status.PENDING,
+                        error_type="",
+                        error_message="",
+                    )
+                    notify_workers()
+                    return item.pk
+            except IntegrityError:
+                # The partial unique constraint: the document already has an active
+                # item. With none there, the error was another (no such document),
+                # or that item has just finished: a second try tells them apart.
+                if existing.exists():
+                    break
+                if attempt:
+                    raise
+        if deduplicate:
+            return None
+        existing.filter(priority__lt=priority).update(priority=priority)
+        return existing.values_list("pk", flat=True).first()
 
     def enqueue_job(
         self,

@@ -192,6 +192,20 @@ def test_enqueue_after_the_job_finished_creates_a_new_one(job_in_state, queue, s
     )
 
 
+@pytest.mark.django_db(transaction=True)  # the foreign key is checked at commit
+def test_enqueue_of_a_document_that_does_not_exist_raises(queue):
+    """None means "already queued": a missing document must not pass for that."""
+    with pytest.raises(IntegrityError):
+        queue.enqueue(999_999)
+    assert not QueueItem.objects.exists()
+
+
+def test_enqueue_of_an_operation_no_kind_runs_is_refused_at_once(make_document):
+    with pytest.raises(ValueError, match="No job kind 'frobnicate'"):
+        DocumentQueueService().enqueue(make_document().pk, "frobnicate")
+    assert not QueueItem.objects.exists()
+
+
 def test_enqueue_batch_returns_new_ids_in_input_order_and_skips_active(
     make_document, queue
 ):
