@@ -604,6 +604,45 @@ def test_text_decodes_each_encoding(
     assert result.page_count is None
 
 
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (
+            "name,city\nJosé,Zürich\nFrançois,Besançon\nMüller,Köln\n".encode(
+                "latin-1"
+            ),
+            "cp1252",
+        ),
+        (b"item,price\nCoffee,3.50 \x80\nTea,2.80 \x80\n", "cp1252"),
+        ("La col·lecció d’art és tancada.\n".encode("cp1252"), "cp1252"),
+        ("Grüße aus Köln".encode("cp1252"), "cp1252"),
+        # Short text of other code pages keeps its own.
+        ("Привет, как дела? Всё хорошо.".encode("cp1251"), "cp1251"),
+        ("Καλημέρα κόσμε".encode("cp1253"), "cp1253"),
+        ("Příliš žluťoučký kůň úpěl ďábelské ódy".encode("cp1250"), "cp1250"),
+        ("こんにちは世界、元気ですか".encode("shift_jis"), "cp932"),
+    ],
+    ids=[
+        "latin1-csv",
+        "euro",
+        "catalan",
+        "german",
+        "russian",
+        "greek",
+        "czech",
+        "sjis",
+    ],
+)
+def test_short_western_text_is_cp1252_and_others_keep_their_code_page(
+    tmp_path: Path, data: bytes, expected: str
+) -> None:
+    path = tmp_path / "short.csv"
+    path.write_bytes(data)
+    result = extract(path)
+    assert result.text == data.decode(expected)
+    assert f"decoded as {expected} (a best guess)" in result.note
+
+
 def test_text_newlines_are_normalised(tmp_path: Path) -> None:
     path = tmp_path / "dos.txt"
     path.write_bytes(b"one\r\ntwo\rthree\n")
