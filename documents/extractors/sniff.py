@@ -22,6 +22,11 @@ _PDF_OBJECT = re.compile(rb"\d+\s+\d+\s+obj\s*<<")
 _PDF_STRUCTURE = re.compile(rb"\b(endobj|startxref|trailer|xref)\b")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
 _MAX_CONTROL_SHARE = 0.05  # coloured logs carry some ESC codes; binary has ~12%
+# UTF-16 without a BOM: Latin text has a zero high byte in nearly every character,
+# and almost never a zero low byte (U+0000, U+0100...).
+_UTF16_SAMPLE = 4096
+_UTF16_MIN_ZERO_HIGH = 0.7
+_UTF16_MAX_ZERO_LOW = 0.01
 _IMAGES = (b"\x89PNG", b"\xff\xd8\xff", b"GIF8", b"II*\x00", b"MM\x00*")
 _BINARY_MAGIC = (*_IMAGES, OLE_MAGIC, *ZIP_MAGIC, b"\x1f\x8b", b"7z\xbc")
 # The start of an HTML document, after optional whitespace (WHATWG sniffing's tags).
@@ -49,7 +54,11 @@ def looks_like_text(prefix: bytes) -> bool:
     for bom in _BOMS:
         if prefix.startswith(bom):
             return True
-    if prefix.startswith(_BINARY_MAGIC) or b"\x00" in prefix:
+    if prefix.startswith(_BINARY_MAGIC):
+        return False
+    if utf16_without_bom(prefix):
+        return True
+    if b"\x00" in prefix:
         return False
     decoded = _decode_utf8_prefix(prefix)
     if decoded is None:
@@ -57,6 +66,32 @@ def looks_like_text(prefix: bytes) -> bool:
     if decoded is None:
         return False
     return len(_CONTROL.findall(decoded)) <= _MAX_CONTROL_SHARE * max(len(decoded), 1)
+
+
+def utf16_without_bom(prefix: bytes) -> str | None:
+    """ "utf-16-le" or "utf-16-be" for text in UTF-16 without a byte-order mark
+    (told by where its zero bytes fall), else None."""
+    sample = prefix[:_UTF16_SAMPLE]
+    sample = sample[: len(sample) - len(sample) % 2]
+    pairs = len(sample) // 2
+    if pairs < 2:
+        return None
+    first, second = sample[0::2], sample[1::2]
+    for encoding, high, low in (
+        ("utf-16-le", second, first),
+        ("utf-16-be", first, second),
+    ):
+        if (
+            high.count(0) >= _UTF16_MIN_ZERO_HIGH * pairs
+            and low.count(0) <= _UTF16_MAX_ZERO_LOW * pairs
+        ):
+            try:  # not final: the sample may end inside a surrogate pair
+                text = codecs.getincrementaldecoder(encoding)().decode(sample)
+            except UnicodeDecodeError:
+                return None
+            controls = len(_CONTROL.findall(text))
+            return encoding if controls <= _MAX_CONTROL_SHARE * len(text) else None
+    return None
 
 
 def looks_like_html(prefix: bytes) -> bool:

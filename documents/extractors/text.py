@@ -13,6 +13,7 @@ from .base import (
     join_notes,
     truncated_note,
 )
+from .sniff import utf16_without_bom
 
 # Longest BOM first: the UTF-32 LE BOM begins with the UTF-16 LE one.
 _BOM_ENCODINGS = (
@@ -85,6 +86,10 @@ def detect_encoding(data: bytes) -> tuple[str, float]:
     for bom, encoding in _BOM_ENCODINGS:
         if data.startswith(bom):
             return encoding, 1.0
+    # Before UTF-8: English in UTF-16 is valid UTF-8, with a NUL after each letter.
+    utf16 = utf16_without_bom(data)
+    if utf16:
+        return utf16, 0.9
     try:
         data.decode("utf-8")
     except UnicodeDecodeError:

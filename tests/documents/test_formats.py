@@ -119,6 +119,30 @@ def test_markdown_and_csv_upload_as_their_type_and_read_as_text(
     assert extract(path, mime_type=mime).text == content.decode()
 
 
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+def test_utf16_text_without_a_byte_order_mark_uploads_and_reads_as_text(
+    user_client, media_root, tmp_path: Path, encoding: str
+) -> None:
+    text = "Quarterly notes: café, naïve, 50 €\nSecond line.\n"
+    content = text.encode(encoding)  # no BOM: a NUL beside every Latin letter
+    response = user_client.post(
+        UPLOAD_URL, {"file": SimpleUploadedFile("notes.txt", content)}
+    )
+    assert response.status_code == 302, response.content.decode()
+    assert Document.objects.get().mime_type == "text/plain"
+    path = tmp_path / "upload.bin"
+    path.write_bytes(content)
+    assert detect_format(path).key == "text"
+    result = extract(path)
+    assert result.text == text
+    assert encoding in result.note
+    # One stray NUL is not UTF-16, nor is binary full of zeros.
+    path.write_bytes(b"text with a \x00 NUL byte in it")
+    assert detect_format(path) is None
+    path.write_bytes(bytes(4096))
+    assert detect_format(path) is None
+
+
 @pytest.mark.parametrize(("name", "streams", "label", "modern"), LEGACY)
 def test_legacy_office_files_are_refused_naming_the_modern_format(
     user_client, media_root, tmp_path, name, streams, label, modern
