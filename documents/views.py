@@ -22,8 +22,9 @@ from django.http import (
 )
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 from django.utils.http import content_disposition_header
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 
 from documents.access import (
@@ -161,11 +162,11 @@ def upload(request: HttpRequest) -> HttpResponse:
         if len(created) == 1
         else f"{len(created)} files were uploaded and are pending.",
     )
-    for _name, reason in form.rejected:
-        messages.error(request, reason)
-    for refusal in refused:
-        messages.error(request, _refusal_message(refusal))
-    if len(created) == 1 and not form.rejected and not refused:
+    reasons = [reason for _name, reason in form.rejected]
+    reasons += [_refusal_message(refusal) for refusal in refused]
+    if reasons:
+        messages.error(request, _refusals_message(reasons))
+    if len(created) == 1 and not reasons:
         return redirect(created[0])
     return redirect("documents:list")
 
@@ -179,6 +180,20 @@ def _refusal_message(refusal: UploadRefused) -> str:
             UploadForm.base_fields["allow_duplicates"].label,
         )
     return str(refusal)
+
+
+def _refusals_message(reasons: list[str]) -> str:
+    """One message naming every refused file with its reason: one message a file
+    would bury the others, and the page shows only the first few messages."""
+    count = len(reasons)
+    return format_html(
+        "<div><p>{}</p><ul>{}</ul></div>",
+        ngettext(
+            "%(n)d file was not uploaded:", "%(n)d files were not uploaded:", count
+        )
+        % {"n": count},
+        format_html_join("", "<li>{}</li>", ((reason,) for reason in reasons)),
+    )
 
 
 def upload_page(

@@ -13,7 +13,7 @@ from django.contrib.messages import get_messages
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.test import Client
-from django.utils.html import escape
+from django.utils.html import conditional_escape, escape
 
 from documents.models import Document
 from jobqueue.models import ErrorType, Operation, QueueItem, Status
@@ -98,7 +98,8 @@ def assert_nothing_left(media_root: Path) -> None:
 
 
 def page_shows(response, message: str) -> bool:
-    return escape(message) in response.content.decode()
+    """The message is on the page as rendered (escaped, unless it is safe HTML)."""
+    return conditional_escape(message) in response.content.decode()
 
 
 def messages_of(response) -> list[str]:
@@ -211,6 +212,50 @@ def test_an_empty_file_does_not_sink_the_good_ones_beside_it(user_client, media_
     assert Document.objects.get().original_filename == "good.docx"
     assert len(stored_files(media_root)) == 1
     assert any("empty.txt" in m and "is empty" in m for m in messages_of(response))
+
+
+def test_every_refused_file_of_a_batch_is_named_with_its_reason(
+    user_client, media_root
+):
+    # Beside a kept file: more refusals than the page shows messages (five).
+    refused = {
+        "e1.txt": "is empty",
+        "e2.txt": "is empty",
+        "l.doc": "not a file we can read",
+        "l.xls": "not a file we can read",
+        "l.ppt": "not a file we can read",
+        "m.docx": "named like a Word (DOCX)",
+        "<img src=x onerror=alert(1)>.txt": "is empty",
+    }
+    contents = {"l.doc": b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(504)}
+    contents |= {"l.xls": contents["l.doc"], "l.ppt": contents["l.doc"]}
+    contents["m.docx"] = pdf_bytes()
+    files = [upload("good.txt", b"plain words\n")]
+    files += [upload(name, contents.get(name, b"")) for name in refused]
+    response = user_client.post(UPLOAD_URL, {"file": files}, follow=True)
+    assert Document.objects.get().original_filename == "good.txt"
+    [kept, refusals] = response.context["messages"]
+    assert "good.txt" in str(kept)
+    assert str(refusals).startswith("<div><p>7 files were not uploaded:</p>")
+    reasons = re.findall(r"<li>(.*?)</li>", str(refusals))
+    assert len(reasons) == 7
+    for (name, phrase), reason in zip(refused.items(), reasons, strict=True):
+        assert escape(name) in reason and phrase in reason
+    page = response.content.decode()
+    assert str(refusals) in page and "more." not in page
+    assert "<img src=x" not in page
+    assert escape("<img src=x onerror=alert(1)>.txt") in page
+
+
+def test_twenty_files_with_nineteen_refused_show_each_reason(user_client, media_root):
+    files = [upload("good.txt", b"plain words\n")]
+    files += [upload(f"empty-{i:02}.txt", b"") for i in range(19)]
+    response = user_client.post(UPLOAD_URL, {"file": files}, follow=True)
+    [_kept, refusals] = response.context["messages"]
+    assert "19 files were not uploaded" in str(refusals)
+    page = response.content.decode()
+    for i in range(19):
+        assert f"<li>“empty-{i:02}.txt” is empty (0 bytes).</li>" in page
 
 
 @pytest.mark.parametrize(
