@@ -11,7 +11,7 @@ from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import UploadedFile
 from django.template.defaultfilters import filesizeformat
 
-from documents.extractors.detect import detect_format, unsupported_reason
+from documents.extractors.detect import detect_format, read_prefix, unsupported_reason
 from documents.extractors.formats import by_extension, named_format
 
 MAX_FILENAME_LENGTH = 200
@@ -54,7 +54,7 @@ def check_upload(upload: UploadedFile) -> CheckedUpload:
         raise ValidationError(
             f"“{filename}” is not a file we can read. {reason}", code="unsupported"
         )
-    fmt = named_format(detected, filename)
+    fmt = named_format(detected, filename, read_prefix(upload.file))
     if fmt is None:
         claimed = by_extension(filename)
         raise ValidationError(

@@ -31,6 +31,19 @@ def detect_mime_type(source: str | os.PathLike[str] | BinaryIO) -> str | None:
     return fmt.mime_type if fmt and fmt.readable else None
 
 
+def read_prefix(source: str | os.PathLike[str] | BinaryIO) -> bytes:
+    """The first bytes detection judges by (a file object keeps its position)."""
+    if isinstance(source, (str, os.PathLike)):
+        with open(source, "rb") as fh:
+            return fh.read(PREFIX_BYTES)
+    position = source.tell()
+    try:
+        source.seek(0)
+        return source.read(PREFIX_BYTES)
+    finally:
+        source.seek(position)
+
+
 def unsupported_reason(source: str | os.PathLike[str] | BinaryIO) -> str:
     """Why a file is not read: its format's refusal, or what it is not."""
     fmt = detect_format(source)

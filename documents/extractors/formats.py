@@ -7,7 +7,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .base import EncryptedFileError, ExtractionError, UnsupportedFileError
-from .sniff import looks_like_email, looks_like_html, looks_like_pdf
+from .sniff import (
+    looks_like_email,
+    looks_like_html,
+    looks_like_pdf,
+    surely_email,
+    surely_html,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +30,10 @@ class Format:
     # Recognised by its bytes through one of these:
     signatures: tuple[bytes, ...] = ()  # the file starts with one of them
     sniff: Callable[[bytes], bool] | None = None  # a test of the first 64 KiB
+    # A stricter test: content this plainly of the format outweighs a plain-text
+    # name (.txt, .md, .csv); a match of `sniff` alone is a guess the name overrides.
+    # A signature is always sure.
+    sure: Callable[[bytes], bool] | None = None
     zip_member: str = ""  # a ZIP container holding this member,
     zip_member_content: bytes = b""  # which starts with this (ODF's "mimetype")
     ole_streams: tuple[str, ...] = ()  # an OLE2 container with one of these streams
@@ -42,6 +52,12 @@ class Format:
         if self.signatures and prefix.startswith(self.signatures):
             return True
         return self.sniff is not None and self.sniff(prefix)
+
+    def surely_matches(self, prefix: bytes) -> bool:
+        """True when the bytes carry this format's signature or pass its sure test."""
+        if self.signatures and prefix.startswith(self.signatures):
+            return True
+        return self.sure is not None and self.sure(prefix)
 
     def refuse(self) -> ExtractionError:
         """The error for a file of a refused format."""
@@ -164,6 +180,7 @@ EMAIL = Format(
     extensions=(".eml",),
     extractor="mail:extract_email",
     sniff=looks_like_email,
+    sure=surely_email,
     textual=True,
 )
 HTML = Format(
@@ -175,6 +192,7 @@ HTML = Format(
     requires="lxml",
     other_mime_types=("application/xhtml+xml",),
     sniff=looks_like_html,
+    sure=surely_html,
     textual=True,
 )
 MARKDOWN = Format(
@@ -291,14 +309,24 @@ def accept_attribute() -> str:
     return ",".join(extensions + mimes)
 
 
-def named_format(detected: Format, filename: str) -> Format | None:
-    """The format to read a file as, given its bytes and its name; None when the name
-    promises another kind of file than the bytes hold."""
+def named_format(
+    detected: Format, filename: str, prefix: bytes | None = None
+) -> Format | None:
+    """The format to read a file as, given its bytes (`detected` from them, and their
+    `prefix` when known) and its name; None when the name promises another kind of
+    file than the bytes hold."""
     claimed = by_extension(filename)
     if claimed is None or claimed == detected:
         return detected
     if detected.textual and claimed.textual:
-        # Bytes can't tell Markdown or CSV from plain text; a signature (RTF, HTML,
-        # e-mail) is surer than a name.
-        return claimed if detected == TEXT else detected
+        # Bytes can't tell Markdown or CSV from plain text.
+        if detected == TEXT:
+            return claimed
+        # A README opening with <p align="center">, a memo with "From:" and "To:"
+        # lines: a name saying plain text outweighs a guess, not a sure sign (a
+        # signature, a whole HTML page, a mail system's headers).
+        plain = claimed.extractor == TEXT.extractor
+        if plain and prefix is not None and not detected.surely_matches(prefix):
+            return claimed
+        return detected
     return None

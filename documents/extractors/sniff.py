@@ -33,6 +33,9 @@ _BINARY_MAGIC = (*_IMAGES, OLE_MAGIC, *ZIP_MAGIC, b"\x1f\x8b", b"7z\xbc")
 _HTML_START = re.compile(
     rb"\s*(?:<!doctype\s+html|<html|<head|<body|<title|<meta|<table|<div|<p)[\s>]"
 )
+# What only a whole HTML document opens with; a fragment (<p align="center">, <div>)
+# also opens many a Markdown README.
+_HTML_DOCUMENT_START = re.compile(rb"\s*(?:<!doctype\s+html|<html|<head|<body)[\s>]")
 _XML_DECLARATION = re.compile(rb"\s*<\?xml[^>]*>\s*(?:<!--.*?-->\s*)*", re.DOTALL)
 # A message's header block: "Name: value" lines (and folded continuations).
 _HEADER_LINE = re.compile(rb"[!-9;-~]+:")
@@ -40,6 +43,12 @@ _MAIL_HEADERS = {
     b"from", b"to", b"cc", b"subject", b"date", b"message-id", b"mime-version",
     b"received", b"return-path", b"delivered-to", b"reply-to", b"sender",
 }  # fmt: skip
+# Headers a mail system writes; a memo's "From:" and "To:" lines are not enough.
+_MACHINE_HEADERS = {
+    b"message-id", b"mime-version", b"received", b"return-path", b"delivered-to",
+    b"date",
+}  # fmt: skip
+_ADDRESS = re.compile(rb"[^\s@<>]+@[^\s@<>]+\.\w+")
 
 
 def looks_like_pdf(prefix: bytes) -> bool:
@@ -96,27 +105,58 @@ def utf16_without_bom(prefix: bytes) -> str | None:
 
 def looks_like_html(prefix: bytes) -> bool:
     """True when the text opens with an HTML tag (or XHTML after an XML declaration)."""
-    head = prefix[:2048].removeprefix(codecs.BOM_UTF8).lower()
-    declaration = _XML_DECLARATION.match(head)
-    if declaration:
-        head = head[declaration.end() :]
-    return bool(_HTML_START.match(head))
+    return bool(_HTML_START.match(_html_head(prefix)))
+
+
+def surely_html(prefix: bytes) -> bool:
+    """True when the text opens as a whole HTML document (doctype, <html>, <head> or
+    <body>), not merely with a tag."""
+    return bool(_HTML_DOCUMENT_START.match(_html_head(prefix)))
 
 
 def looks_like_email(prefix: bytes) -> bool:
     """True when the text opens with an RFC 5322 header block that has a From."""
-    names: set[bytes] = set()
+    headers = _mail_headers(prefix)
+    return (
+        headers is not None
+        and b"from" in headers
+        and len(headers.keys() & _MAIL_HEADERS) >= 2
+    )
+
+
+def surely_email(prefix: bytes) -> bool:
+    """True for a header block a mail system wrote: a From with an address, or a
+    header such as Date or Message-ID, where a memo has only "From:" and "To:"."""
+    headers = _mail_headers(prefix)
+    return (
+        looks_like_email(prefix)
+        and headers is not None
+        and bool(_ADDRESS.search(headers[b"from"]) or headers.keys() & _MACHINE_HEADERS)
+    )
+
+
+def _html_head(prefix: bytes) -> bytes:
+    head = prefix[:2048].removeprefix(codecs.BOM_UTF8).lower()
+    declaration = _XML_DECLARATION.match(head)
+    return head[declaration.end() :] if declaration else head
+
+
+def _mail_headers(prefix: bytes) -> dict[bytes, bytes] | None:
+    """The header block's names (lower case) and first values, or None if the text
+    does not open with one."""
+    headers: dict[bytes, bytes] = {}
     for line in prefix[:16384].splitlines():
         if not line.strip():
             break  # the blank line that ends the headers
         if line[:1] in (b" ", b"\t"):
-            if not names:
-                return False
+            if not headers:
+                return None
             continue  # a folded header
         if not _HEADER_LINE.match(line):
-            return False
-        names.add(line.split(b":", 1)[0].lower())
-    return b"from" in names and len(names & _MAIL_HEADERS) >= 2
+            return None
+        name, _, value = line.partition(b":")
+        headers.setdefault(name.lower(), value)
+    return headers
 
 
 def _decode_utf8_prefix(prefix: bytes) -> str | None:

@@ -37,6 +37,7 @@ from tests.files import (
     eml_bytes,
     odt_bytes,
     ole_bytes,
+    pdf_bytes,
     pptx_bytes,
     rtf_bytes,
     with_doctype,
@@ -304,6 +305,10 @@ def test_html_leaves_out_scripts_and_styles_and_honours_its_charset(
     assert extract(path).text == "café “quoted”"
 
 
+README = b'<p align="center">\n  <img src="logo.png">\n</p>\n\n# Harbour\n\nTides.\n'
+MEMO = b"From: the desk of the editor\nTo: all staff\n\nPlease read the memo.\n"
+
+
 @pytest.mark.parametrize(
     ("name", "content", "expected"),
     [
@@ -311,14 +316,28 @@ def test_html_leaves_out_scripts_and_styles_and_honours_its_charset(
         ("page.html", b"Just words, no tags.\n", "text/html"),  # the name picks
         ("budget.docx", "xlsx", None),
         ("minutes.pdf", "odt", None),
+        # A guess from the content (a tag, two header-like lines) gives way to a
+        # plain-text name; a sure sign does not, whatever the name.
+        ("readme_html.md", README, "text/markdown"),
+        ("memo.txt", MEMO, "text/plain"),
+        ("table.csv", MEMO, "text/csv"),
+        ("fragment.html", README, "text/html"),
+        ("memo.eml", MEMO, "message/rfc822"),
+        ("forwarded.txt", "eml", "message/rfc822"),
+        ("letter.md", "rtf", "application/rtf"),
+        ("report.txt", "pdf", None),
     ],
 )
 def test_names_and_bytes_agree_or_the_upload_says_why(
     user_client, media_root, name, content, expected
 ) -> None:
-    content = {"xlsx": lambda: xlsx_bytes([["a"]]), "odt": odt_bytes}.get(
-        content, lambda: content
-    )()
+    content = {
+        "xlsx": lambda: xlsx_bytes([["a"]]),
+        "odt": odt_bytes,
+        "eml": eml_bytes,
+        "rtf": lambda: rtf_bytes("Dear committee,"),
+        "pdf": pdf_bytes,
+    }.get(content, lambda: content)()
     response = user_client.post(UPLOAD_URL, {"file": SimpleUploadedFile(name, content)})
     if expected:
         assert Document.objects.get().mime_type == expected
@@ -413,6 +432,20 @@ def test_a_password_protected_odt_is_named_encrypted(tmp_path: Path) -> None:
     with pytest.raises(EncryptedFileError, match="password") as info:
         extract(path)
     assert info.value.error_type == "corruption"
+
+
+@pytest.mark.parametrize(
+    ("name", "content"), [("readme_html.md", README), ("memo.txt", MEMO)]
+)
+def test_a_text_file_named_so_keeps_its_text_as_written(
+    user_client, media_root, tmp_path: Path, name: str, content: bytes
+) -> None:
+    user_client.post(UPLOAD_URL, {"file": SimpleUploadedFile(name, content)})
+    path = tmp_path / name
+    path.write_bytes(content)
+    assert extract(path, mime_type=Document.objects.get().mime_type).text == (
+        content.decode()
+    )
 
 
 # --- Through a real worker ----------------------------------------------------------
