@@ -12,7 +12,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.template.defaultfilters import filesizeformat
 
 from documents.extractors.detect import detect_format, read_prefix, unsupported_reason
-from documents.extractors.formats import by_extension, named_format
+from documents.extractors.formats import by_extension, named_format, with_article
 
 MAX_FILENAME_LENGTH = 200
 
@@ -58,8 +58,8 @@ def check_upload(upload: UploadedFile) -> CheckedUpload:
     if fmt is None:
         claimed = by_extension(filename)
         raise ValidationError(
-            f"“{filename}” is named like a {claimed.label} file but its contents are "
-            f"{detected.label}. Rename it or upload the right file.",
+            f"“{filename}” is named like {with_article(claimed.label)} file but its "
+            f"contents are {detected.label}. Rename it or upload the right file.",
             code="mismatch",
         )
     return CheckedUpload(file=upload, filename=filename, mime_type=fmt.mime_type)

@@ -9,12 +9,19 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from .base import CorruptFileError, UnsupportedFileError, short_reason
+from .base import (
+    CorruptFileError,
+    RefusedFileError,
+    UnsupportedFileError,
+    short_reason,
+)
 from .detect import detect_format
+from .formats import with_article
 
 MAX_UNCOMPRESSED_BYTES = 200 * 1024 * 1024
 MAX_RATIO = 100  # deflate rarely beats ~20x on real XML; bombs reach 1000x+
 _RATIO_CHECK_ABOVE = 20 * 1024 * 1024  # tiny files may compress absurdly well
+_MB = 1024 * 1024
 
 
 @contextmanager
@@ -35,12 +42,11 @@ def checked_zip(
             if total > MAX_UNCOMPRESSED_BYTES or (
                 total > _RATIO_CHECK_ABOVE and total / packed > MAX_RATIO
             ):
-                raise CorruptFileError(
-                    f"it would expand to {total // (1024 * 1024)} MB when unpacked "
-                    f"({total / packed:.0f}x its size), which looks like a zip bomb"
-                )
+                raise RefusedFileError(_too_much(total, packed))
             if member not in {info.filename for info in infos}:
-                raise UnsupportedFileError(f"This ZIP archive is not a {kind} file.")
+                raise UnsupportedFileError(
+                    f"This ZIP archive is not {with_article(kind)} file."
+                )
             yield archive
     except zipfile.BadZipFile as exc:
         # A password-protected Office file is an OLE container, not a ZIP.
@@ -48,13 +54,27 @@ def checked_zip(
         if fmt is not None and not fmt.readable:
             raise fmt.refuse() from exc
         raise CorruptFileError(
-            f"it is not a complete ZIP archive (a {kind} file is one); "
+            f"it is not a complete ZIP archive ({with_article(kind)} file is one); "
             "the upload may have been cut short"
         ) from exc
     except (OSError, EOFError, NotImplementedError, zlib.error) as exc:
         raise CorruptFileError(
             f"its ZIP archive cannot be read ({short_reason(exc)})"
         ) from exc
+
+
+def _too_much(total: int, packed: int) -> str:
+    size = f"{total // _MB:,} MB"
+    why = (
+        f"more than the {MAX_UNCOMPRESSED_BYTES // _MB:,} MB allowed"
+        if total > MAX_UNCOMPRESSED_BYTES
+        else f"{total / packed:,.0f} times its own size"
+    )
+    return (
+        f"This file is refused: it would unpack to {size}, {why}, which is how a "
+        "zip bomb looks. Split it into smaller files, or save it without its "
+        "embedded media."
+    )
 
 
 def check_zip(path: str | os.PathLike[str], kind: str, member: str) -> None:

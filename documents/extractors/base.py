@@ -183,6 +183,17 @@ class EncryptedFileError(CorruptFileError):
         ExtractionError.__init__(self, message)
 
 
+class RefusedFileError(CorruptFileError):
+    """The file is refused for what reading it would take (a ZIP that would unpack
+    to hundreds of megabytes); permanent, like corruption, yet not damaged."""
+
+    default_message = "This file is refused: reading it would take too much memory."
+
+    def __init__(self, message: str | None = None) -> None:
+        # Skip CorruptFileError's "damaged" wording: nothing in the file is broken.
+        ExtractionError.__init__(self, message)
+
+
 class UnsupportedFileError(ExtractionError):
     """The file is in no format we read, or in a variant we cannot read."""
 

@@ -281,6 +281,23 @@ def by_extension(filename: str) -> Format | None:
     return _BY_EXTENSION.get(f".{extension.lower()}") if dot else None
 
 
+# Abbreviations said letter by letter take "an" before these letters: an HTML, an RTF.
+_VOWEL_SOUNDING_LETTERS = "AEFHILMNORSX"
+
+
+def with_article(noun: str) -> str:
+    """The noun after "a" or "an" as it is said: "a PDF", "an HTML", "an Excel (XLSX)",
+    "an OpenDocument text (ODT)", "an E-mail (EML)", "a Word (DOCX)"."""
+    word = noun.split(maxsplit=1)[0] if noun.strip() else ""
+    if len(word) > 1 and word.isupper():  # PDF, RTF, HTML, CSV: letter by letter
+        vowel = word[0] in _VOWEL_SOUNDING_LETTERS
+    else:
+        vowel = word[:1].lower() in "aeio" or (
+            word[:1].lower() == "u" and not word.lower().startswith(("uni", "us"))
+        )
+    return f"{'an' if vowel else 'a'} {noun}"
+
+
 def label_for(mime_type: str | None) -> str:
     """A person's name for a MIME type ("Word (DOCX)"), never the raw string."""
     fmt = by_mime_type(mime_type)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import warnings
 
 from PIL import Image, ImageOps, UnidentifiedImageError
@@ -22,6 +23,7 @@ from .ocr import OcrUnavailable, reader
 
 # Pillow's own bomb threshold (~89 megapixels: an A4 page at 1,200 dpi fits).
 MAX_PIXELS = Image.MAX_IMAGE_PIXELS
+_PILLOW_PIXELS = re.compile(r"\((\d+) pixels\)")  # in Pillow's bomb message
 
 
 def extract_image(
@@ -35,7 +37,10 @@ def extract_image(
             with Image.open(path) as image:
                 return _read(image, options)
         except (Image.DecompressionBombWarning, Image.DecompressionBombError) as exc:
-            raise UnsupportedFileError(_too_large(str(exc))) from exc
+            # Pillow's text names its own two limits; say ours, once.
+            found = _PILLOW_PIXELS.search(str(exc))
+            pixels = int(found.group(1)) if found else None
+            raise UnsupportedFileError(_too_large(pixels)) from exc
         except UnidentifiedImageError as exc:
             raise CorruptFileError("the image cannot be decoded") from exc
         except (OSError, SyntaxError, ValueError, EOFError) as exc:
@@ -73,7 +78,7 @@ def _read(image: Image.Image, options: ExtractOptions) -> ExtractionResult:
         image.seek(index)
         width, height = image.size
         if width * height > MAX_PIXELS:
-            raise UnsupportedFileError(_too_large(f"{width}×{height} pixels"))
+            raise UnsupportedFileError(_too_large(width * height, (width, height)))
         page = ImageOps.exif_transpose(image)  # photos carry their turn in EXIF
         result = ocr.read(page)
         confidences += result.confidences
@@ -101,8 +106,16 @@ def _read(image: Image.Image, options: ExtractOptions) -> ExtractionResult:
     )
 
 
-def _too_large(detail: str) -> str:
+def _too_large(pixels: int | None, size: tuple[int, int] | None = None) -> str:
+    """One plain message with our limit (Pillow's own names two different ones)."""
+    limit = f"the limit of {MAX_PIXELS / 1e6:.0f} megapixels"
+    if pixels is None:
+        over = f"it is over {limit}"
+    else:
+        megapixels = f"{pixels / 1e6:,.0f} megapixels"
+        if size:
+            megapixels = f"{size[0]:,}×{size[1]:,} pixels ({megapixels})"
+        over = f"{megapixels}, over {limit}"
     return (
-        f"This image is too large to read ({detail}; the limit is "
-        f"{MAX_PIXELS / 1e6:.0f} megapixels). Scale it down or save it as a PDF."
+        f"This image is too large to read: {over}. Scale it down or save it as a PDF."
     )

@@ -29,6 +29,7 @@ from documents.extractors.formats import (
     by_extension,
     label_for,
     named_format,
+    with_article,
 )
 from documents.models import Document
 from tests.conftest import worker_log
@@ -81,6 +82,46 @@ def test_labels_replace_mime_types() -> None:
     assert label_for(docx) == "Word (DOCX)"
     assert label_for("text/plain; charset=utf-8") == "Plain text"
     assert label_for("application/x-something") == "Other"
+
+
+@pytest.mark.parametrize(
+    ("noun", "expected"),
+    [
+        ("OpenDocument text (.odt)", "an OpenDocument text (.odt)"),
+        ("Excel (XLSX)", "an Excel (XLSX)"),
+        ("E-mail (EML)", "an E-mail (EML)"),
+        ("HTML", "an HTML"),
+        ("RTF", "an RTF"),
+        ("PDF", "a PDF"),
+        ("Word (.docx)", "a Word (.docx)"),
+        ("PNG image", "a PNG image"),
+        ("URL", "a URL"),
+        ("upload", "an upload"),
+        ("unit", "a unit"),
+    ],
+)
+def test_a_label_takes_a_or_an_as_it_is_said(noun: str, expected: str) -> None:
+    assert with_article(noun) == expected
+
+
+def test_messages_naming_a_format_take_the_right_article(
+    user_client, media_root, tmp_path: Path
+) -> None:
+    odt = odt_bytes("cut short")
+    path = tmp_path / "half.odt"
+    path.write_bytes(odt[: len(odt) // 2])
+    with pytest.raises(CorruptFileError, match=r"\(an OpenDocument text \(\.odt\)"):
+        extract(path)
+    path = tmp_path / "other.zip"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("readme.txt", "hello")
+    xlsx = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+    with pytest.raises(UnsupportedFileError, match=r"not an Excel \(\.xlsx\) file"):
+        extract(path, mime_type=xlsx)
+    response = user_client.post(
+        UPLOAD_URL, {"file": SimpleUploadedFile("budget.xlsx", odt)}
+    )
+    assert "named like an Excel (XLSX) file" in response.content.decode()
 
 
 @pytest.mark.parametrize(

@@ -123,6 +123,11 @@ def test_decompression_bomb_is_refused_with_a_clear_error(tmp_path, side):
     with pytest.raises(UnsupportedFileError, match="too large to read") as refused:
         extract(path)
     assert refused.value.error_type == "unsupported"
+    # One limit, ours, in plain words: not Pillow's text with its own two.
+    assert str(refused.value) == (
+        f"This image is too large to read: {side * side // 1_000_000:,} megapixels, "
+        "over the limit of 89 megapixels. Scale it down or save it as a PDF."
+    )
 
 
 def test_ocr_modes(tmp_path):
