@@ -400,14 +400,8 @@ class ExtractionWorker:
                 try:
                     if state.reconcile:
                         self._reconcile(state)
-                    if not self._work_once(state):
-                        if self._drain is not None:
-                            return  # nothing more to take: this thread's drain is done
-                        state.status = (
-                            WorkerHeartbeat.State.PAUSED
-                            if self.is_paused()
-                            else WorkerHeartbeat.State.IDLE
-                        )
+                    if not self._work_once(state) and self._drain is not None:
+                        return  # nothing more to take: this thread's drain is done
                     backoff.reset()
                 except Exception as exc:
                     # The worker outlives any failure; what it held is released by
@@ -439,6 +433,13 @@ class ExtractionWorker:
         paused = self.is_paused() and state.handed is None
         flight = None if paused else self._claim(state)
         if flight is None:
+            # Said before the wait, which may last seconds.
+            state.current_job = None
+            state.status = (
+                WorkerHeartbeat.State.PAUSED
+                if self.is_paused()
+                else WorkerHeartbeat.State.IDLE
+            )
             if self._drain is None:
                 with self._idle_lock:
                     if not state.reserved and state not in self._idle:

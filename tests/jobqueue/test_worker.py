@@ -103,6 +103,27 @@ def test_callbacks_fire_and_a_failing_callback_is_not_fatal(make_worker, make_do
     assert worker.is_running()
 
 
+def test_a_thread_that_ran_out_of_work_says_idle_with_no_job_at_once(
+    make_worker, make_document
+):
+    """Not after its idle wait (up to 5 s), and not with its last job as current."""
+    worker = make_worker()
+    worker.start()
+    job_id = worker.enqueue(make_document(b"one job").pk)
+    wait_for(lambda: status_of(job_id) == Status.COMPLETED, 30)
+
+    def says_idle() -> bool:
+        (thread,) = worker.get_status()["workers"]
+        beat = WorkerHeartbeat.objects.get(worker_id=thread["worker_id"])
+        return (thread["status"], thread["current_job"], beat.current_job_id) == (
+            WorkerHeartbeat.State.IDLE,
+            None,
+            None,
+        )
+
+    wait_for(says_idle, 2)
+
+
 def test_the_guides_callbacks_hear_of_text_jobs_not_thumbnails(
     make_worker, make_document, settings, caplog
 ):
