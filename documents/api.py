@@ -57,7 +57,8 @@ class TooManyActiveJobs(APIException):
 
 
 class AlreadyQueued(APIException):
-    """409: the document already has a reprocess waiting or running."""
+    """409: an extraction of the document (its first, or a reprocess) is waiting
+    or running."""
 
     status_code = status.HTTP_409_CONFLICT
     default_code = "already_queued"
@@ -300,8 +301,8 @@ class DocumentReprocess(generics.GenericAPIView):
 
     @extend_schema(request=PrioritySerializer, responses={202: DocumentSerializer})
     def post(self, request: Request, pk: int) -> Response:
-        """Queue the document again and answer at once (202); 409 when a reprocess
-        of it is already waiting or running."""
+        """Queue the document again and answer at once (202); 409 while an
+        extraction of it (its first, or a reprocess) is waiting or running."""
         document = _document(request, pk)
         if not can_reprocess(request.user, document):
             raise PermissionDenied(
@@ -313,7 +314,7 @@ class DocumentReprocess(generics.GenericAPIView):
         _check_active_jobs(request)
         if document_reprocess(document=document, priority=priority) is None:
             raise AlreadyQueued(
-                f"“{document}” is already waiting to be reprocessed or being "
+                f"“{document}” is already waiting to be processed or being "
                 "processed; its status URL shows when it is done."
             )
         return Response(

@@ -90,7 +90,10 @@ def add_error_responses(result: dict, generator, request, public) -> dict:
             if method == "post" and path == "/api/documents/":
                 errors.update(UPLOAD_ERRORS)
             if method == "post" and path.endswith("/reprocess/"):
-                errors["409"] = "A reprocess of it is already waiting or running."
+                errors["409"] = (
+                    "An extraction of it (its first, or a reprocess) is "
+                    "already waiting or running."
+                )
             for code, description in errors.items():
                 operation["responses"].setdefault(
                     code, {"description": description, "content": ref}

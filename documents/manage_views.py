@@ -105,7 +105,8 @@ def bulk(request: HttpRequest) -> HttpResponse:
             check_active_jobs(request.user, adding=len(documents))
         except LimitReached as error:
             return refused_page(request, str(error))
-        queued = sum(document_reprocess(document=d) is not None for d in documents)
+        skipped = [d for d in documents if document_reprocess(document=d) is None]
+        queued = len(documents) - len(skipped)
         messages.success(
             request,
             ngettext(
@@ -114,7 +115,7 @@ def bulk(request: HttpRequest) -> HttpResponse:
                 queued,
             )
             % {"n": queued}
-            + _skipped_note(len(documents) - queued),
+            + _skipped_note(skipped),
         )
         return redirect(_back_to_list(request))
     if request.POST.get("confirm") != "yes":
@@ -147,12 +148,18 @@ def _back_to_list(request: HttpRequest) -> str:
     return f"{page}{query}" if query.startswith("?") else page
 
 
-def _skipped_note(skipped: int) -> str:
+def _skipped_note(skipped: list[Document]) -> str:
+    """Which documents were not queued again, and why (escaped as the page renders
+    the message)."""
     if not skipped:
         return ""
     return " " + ngettext(
-        "%(n)d was already queued.", "%(n)d were already queued.", skipped
-    ) % {"n": skipped}
+        "Skipped, as it is already waiting to be processed or being processed: "
+        "%(names)s.",
+        "Skipped, as they are already waiting to be processed or being processed: "
+        "%(names)s.",
+        len(skipped),
+    ) % {"names": ", ".join(f"“{d}”" for d in skipped)}
 
 
 def _download_zip(request: HttpRequest, ids: list[int]) -> HttpResponse:

@@ -416,7 +416,11 @@ def reprocess(request: HttpRequest, pk: int) -> HttpResponse:
     except LimitReached as error:
         return refused_page(request, str(error))
     if document_reprocess(document=document) is None:
-        messages.info(request, f"“{document}” is already queued for reprocessing.")
+        messages.info(
+            request,
+            f"“{document}” is already queued: it is waiting to be processed or "
+            "being processed. It was not queued again.",
+        )
     else:
         messages.success(request, f"“{document}” was queued for reprocessing.")
     return redirect(document)

@@ -76,6 +76,8 @@ def test_urls_without_the_trailing_slash_are_served(api, make_document):
     pk = created.json()["id"]
     assert api.get(f"{API_URL}{pk}").json()["id"] == pk
     assert api.get(API_URL.rstrip("/")).status_code == 200
+    # A document whose first extraction is over (none was queued for this one).
+    pk = make_document().pk
     assert api.post(f"{API_URL}{pk}/reprocess").status_code == 202
     response = api.post(f"{API_URL}{pk}/reprocess")
     assert_error(response, 409, "already_queued")

@@ -109,19 +109,27 @@ def test_the_detail_page_offers_delete_and_edit_to_whom_may(
 
 def test_bulk_reprocess_queues_each_selected_document_once(user_client, make_document):
     docs = [make_document(name=f"{i}.txt") for i in range(3)]
-    QueueManager().enqueue(docs[0].pk)  # its EXTRACT job is active, not a reprocess
+    QueueManager().enqueue(docs[0].pk)  # its first extraction is still waiting
     ids = [d.pk for d in docs]
     response = user_client.post(
         reverse("documents:bulk"),
         {"action": "reprocess", "id": ids, "next": "?status=pending"},
     )
     assert response["Location"] == "/documents/?status=pending"
-    assert QueueItem.objects.filter(operation="reprocess").count() == 3
+    reprocessed = QueueItem.objects.filter(operation="reprocess")
+    assert sorted(reprocessed.values_list("document", flat=True)) == ids[1:]
+    shown = [str(m) for m in user_client.get("/documents/").context["messages"]]
+    assert shown[-1] == (
+        "2 documents were queued for reprocessing. Skipped, as it is already "
+        "waiting to be processed or being processed: “0.txt”."
+    )
     user_client.post(reverse("documents:bulk"), {"action": "reprocess", "id": ids})
     shown = [str(m) for m in user_client.get("/documents/").context["messages"]]
-    assert (
-        shown[-1] == "0 documents were queued for reprocessing. 3 were already queued."
+    assert shown[-1] == (
+        "0 documents were queued for reprocessing. Skipped, as they are already "
+        "waiting to be processed or being processed: “0.txt”, “1.txt”, “2.txt”."
     )
+    assert QueueItem.objects.count() == 3
 
 
 def test_bulk_delete_confirms_then_deletes_only_the_persons_own(

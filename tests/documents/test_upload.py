@@ -630,6 +630,52 @@ def test_api_reprocess_answers_202_then_409_while_queued(token_client, user, que
     assert QueueItem.objects.filter(operation=Operation.REPROCESS).count() == 1
 
 
+def _first_extraction(queue: QueueManager, state: str) -> None:
+    """Leave the upload's extract job pending, processing or waiting for a retry."""
+    if state != Status.PENDING:
+        job = queue.claim("w1")
+        if state == Status.RETRY_PENDING:
+            queue.failed(job.pk, "The worker timed out.", ErrorType.TIMEOUT)
+    assert QueueItem.objects.get().status == state
+
+
+@pytest.mark.parametrize(
+    "state", [Status.PENDING, Status.PROCESSING, Status.RETRY_PENDING]
+)
+def test_api_reprocess_answers_409_while_the_first_extraction_is_active(
+    token_client, queue, state
+):
+    document_id = token_client.post(
+        API_URL, {"file": upload("a.txt", b"words\n")}
+    ).json()["id"]
+    _first_extraction(queue, state)
+    url = f"/api/documents/{document_id}/reprocess/"
+    response = token_client.post(url)
+    assert response.status_code == 409
+    error = response.json()["error"]
+    assert error["code"] == "already_queued"
+    assert "a.txt" in error["message"]
+    assert not QueueItem.objects.filter(operation=Operation.REPROCESS).exists()
+    # Once the first extraction is over, the document may be reprocessed.
+    QueueItem.objects.filter(status=Status.RETRY_PENDING).update(
+        status=Status.PENDING, next_retry_at=None
+    )
+    job = QueueItem.objects.get()
+    if job.status == Status.PENDING:
+        job = queue.claim("w2")
+    queue.complete(job.pk)
+    assert token_client.post(url).status_code == 202
+
+
+def test_reprocess_from_the_page_waits_for_the_first_extraction(user_client, queue):
+    user_client.post(UPLOAD_URL, {"file": upload("a.txt", b"words\n")})
+    document = Document.objects.get()
+    response = user_client.post(f"/documents/{document.pk}/reprocess/")
+    assert response.status_code == 302
+    assert QueueItem.objects.get().operation == Operation.EXTRACT
+    assert "“a.txt” is already queued" in messages_of(response)[-1]
+
+
 def test_api_lists_only_your_documents(token_client, make_document, other_user):
     mine = make_document(name="mine.txt")
     make_document(name="theirs.txt", owner=other_user)
