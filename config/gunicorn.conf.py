@@ -9,7 +9,7 @@ Override anything with GUNICORN_CMD_ARGS, e.g. GUNICORN_CMD_ARGS="--threads 32".
 import os
 
 wsgi_app = "config.wsgi"
-worker_class = "gthread"
+worker_class = "config.gunicorn_worker.SafeQuitThreadWorker"  # gthread
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
 threads = 16
 # A worker whose main loop stops answering this long is replaced; requests may take

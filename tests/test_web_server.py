@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -45,19 +46,30 @@ class Server:
 @pytest.fixture
 def server(child_env, tmp_path) -> Iterator[Server]:
     """gunicorn with the shipped configuration, one worker, limits of 1 MB x 2 files."""
+    server = launch(child_env, tmp_path)
+    try:
+        yield server
+    finally:
+        os.killpg(server.proc.pid, signal.SIGKILL)
+        server.proc.wait(10)
+
+
+def launch(child_env, folder: Path, workers: int = 1) -> Server:
+    """Start gunicorn as ``make run`` does, in a process group of its own (a terminal's
+    Ctrl+C reaches the whole group); return once it answers."""
     port, log, tmpdir = (
         free_port(PORTS),
-        tmp_path / "gunicorn.log",
-        tmp_path / "upload-tmp",
+        folder / f"gunicorn-{time.monotonic_ns()}.log",
+        folder / "upload-tmp",
     )
-    tmpdir.mkdir()
+    tmpdir.mkdir(exist_ok=True)
     env = {
         **child_env,
         "DEBUG": "0",
         "ALLOWED_HOSTS": "127.0.0.1",
         "MAX_UPLOAD_MB": "1",
         "MAX_UPLOAD_FILES": "2",
-        "WEB_CONCURRENCY": "1",
+        "WEB_CONCURRENCY": str(workers),
         "TMPDIR": str(tmpdir),  # Django's spooled uploads, to count leftovers
     }
     cmd = [sys.executable, "-m", "gunicorn", "--config", "config/gunicorn.conf.py"]
@@ -73,10 +85,11 @@ def server(child_env, tmp_path) -> Iterator[Server]:
     server = Server(port, proc, log, tmpdir)
     try:
         wait_for(lambda: _answers(server), 60)
-        yield server
-    finally:
+    except BaseException:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(10)
+        raise
+    return server
 
 
 def _answers(server: Server) -> bool:
@@ -311,3 +324,67 @@ def test_slow_clients_do_not_hold_up_other_people(server, token):
     finally:
         for sock in slow:
             sock.close()
+
+
+def test_ctrl_c_stops_the_server_at_once_while_requests_arrive(child_env, tmp_path):
+    """Ctrl+C reaches the master and its workers; both stop within a second or two,
+    no worker left for the graceful timeout to kill."""
+    for _ in range(2):
+        server = launch(child_env, tmp_path, workers=2)
+        stop = threading.Event()
+
+        def keep_asking(port: int = server.port, stop=stop) -> None:
+            while not stop.is_set():
+                try:
+                    with socket.create_connection(("127.0.0.1", port), 1) as sock:
+                        sock.sendall(
+                            b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+                        )
+                        sock.recv(1024)
+                except OSError:
+                    time.sleep(0.01)
+
+        time.sleep(1.0)  # both workers booted, their thread pools not yet grown
+        asker = threading.Thread(target=keep_asking)
+        asker.start()
+        time.sleep(0.3)
+        os.killpg(server.proc.pid, signal.SIGINT)
+        try:
+            server.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.proc.pid, signal.SIGKILL)
+            server.proc.wait(10)
+            raise AssertionError(server.log.read_text()[-3000:]) from None
+        finally:
+            stop.set()
+            asker.join()
+        assert "SIGKILL" not in server.log.read_text()
+
+
+def test_a_quit_signal_during_a_request_hand_off_ends_the_worker():
+    """gthread's own quit handler shuts its thread pool down, taking the lock that the
+    main thread holds while it hands a request to the pool: a signal landing there
+    deadlocked the worker until the graceful timeout killed it (5 Ctrl+C in 27 by
+    hand). Here the signal lands exactly there."""
+    from gunicorn.config import Config
+    from gunicorn.glogging import Logger
+
+    from config.gunicorn_worker import SafeQuitThreadWorker
+
+    cfg = Config()
+    worker = SafeQuitThreadWorker(0, os.getpid(), [], None, 30, cfg, Logger(cfg))
+    worker.tpool = worker.get_thread_pool()
+    exits = []
+
+    def quit_mid_hand_off() -> None:
+        with worker.tpool._shutdown_lock:  # as in ThreadPoolExecutor.submit
+            try:
+                worker.handle_quit(signal.SIGQUIT, None)
+            except SystemExit as exc:
+                exits.append(exc.code)
+
+    main = threading.Thread(target=quit_mid_hand_off, daemon=True)
+    main.start()
+    main.join(5)
+    assert exits == [0], "the quit handler deadlocked"
+    worker.tpool.shutdown()
