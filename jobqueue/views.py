@@ -5,20 +5,29 @@ from __future__ import annotations
 import hmac
 
 from django.conf import settings
-from django.http import Http404, HttpRequest, JsonResponse
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseNotAllowed,
+    JsonResponse,
+)
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_POST
 
+from jobqueue.models import QueueControl
 from jobqueue.worker import process_document_queue
 
 
 @csrf_exempt  # not a browser form: the bearer token is the credential
-@require_POST
-def cron(request: HttpRequest) -> JsonResponse:
-    """POST with ``Authorization: Bearer <CRON_TOKEN>``; answers the counts."""
+def cron(request: HttpRequest) -> HttpResponse:
+    """POST with ``Authorization: Bearer <CRON_TOKEN>``; answers the counts, and
+    whether an operator has paused processing (then nothing is done)."""
     expected = settings.CRON_TOKEN
     if not expected:
+        # Disabled: not there at all, whatever the method.
         raise Http404("The cron endpoint is disabled (CRON_TOKEN is not set).")
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
     scheme, _, given = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not given:
         response = JsonResponse(
@@ -28,5 +37,7 @@ def cron(request: HttpRequest) -> JsonResponse:
         return response
     if not hmac.compare_digest(given.encode(), expected.encode()):
         return JsonResponse({"error": "That cron token is not valid."}, status=403)
+    # Read first: the drain ends by closing this thread's connection.
+    paused = QueueControl.is_paused()
     counts = process_document_queue(time_budget=settings.CRON_BUDGET_SECONDS)
-    return JsonResponse(counts)
+    return JsonResponse({**counts, "paused": paused})

@@ -15,6 +15,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from django.test import Client
 
 from jobqueue.models import ExtractionMetric, QueueControl, QueueItem, Status
 from jobqueue.worker import process_document_queue
@@ -44,7 +45,8 @@ def test_a_job_still_running_when_the_budget_ends_is_released_uncharged(
     assert (job.status, job.attempts) == (Status.PENDING, 0)
 
 
-def test_once_and_cron_honour_the_pause_switch(user, queue, child_env):
+def test_once_and_cron_honour_the_pause_switch(user, queue, child_env, settings):
+    settings.CRON_TOKEN = "cron-token-for-this-test"
     job = queue.enqueue(store(user, "paused.txt", b"paused text").pk)
     QueueControl.set_paused(True, by="operator")
     out = subprocess.run(
@@ -57,6 +59,15 @@ def test_once_and_cron_honour_the_pause_switch(user, queue, child_env):
     ).stdout
     assert "paused" in out
     assert process_document_queue() == {"processed": 0, "completed": 0, "failed": 0}
+    response = Client().post(
+        "/queue/cron/", HTTP_AUTHORIZATION=f"Bearer {settings.CRON_TOKEN}"
+    )
+    assert response.json() == {
+        "processed": 0,
+        "completed": 0,
+        "failed": 0,
+        "paused": True,
+    }
     assert QueueItem.objects.get(pk=job).status == Status.PENDING
 
 
