@@ -11,19 +11,13 @@ from rest_framework.settings import api_settings
 from rest_framework.throttling import UserRateThrottle
 
 from documents.models import Document
-from jobqueue.models import Operation, QueueItem
+from jobqueue.models import Operation, QueueItem, is_operator
 
-OPERATOR_PERMISSION = "jobqueue.change_queueitem"
 DEFAULT_PRIORITY = 0
 
 
 class LimitReached(Exception):
     """A per-user limit was reached; the message is meant for the person."""
-
-
-def is_operator(user) -> bool:
-    """Staff who may steer the queue (the change permission on queue items)."""
-    return user.is_active and user.is_staff and user.has_perm(OPERATOR_PERMISSION)
 
 
 def can_reprocess(user, document: Document) -> bool:

@@ -22,6 +22,7 @@ from knox.settings import CONSTANTS
 from documents.models import Document
 from documents.services import document_delete, document_reprocess
 from jobqueue.dashboard import status_badge
+from jobqueue.models import is_operator
 
 PREVIEW_CHARS = 500
 
@@ -88,9 +89,17 @@ class DocumentAdmin(admin.ModelAdmin):
         # Uploads go through the upload form, which checks size, type and name.
         return False
 
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # Operators follow the queue's links to the documents.
+        return super().has_view_permission(request, obj) or is_operator(request.user)
+
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         # The record mirrors extraction; the form is view-only, actions check obj=None.
         return obj is None and super().has_change_permission(request)
+
+    def has_reprocess_permission(self, request: HttpRequest) -> bool:
+        """Queueing work is an operator's action, as on the site and the API."""
+        return is_operator(request.user)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Document]:
         # The list never shows the text, which can be megabytes per row.
@@ -146,7 +155,7 @@ class DocumentAdmin(admin.ModelAdmin):
             preview,
         )
 
-    @admin.action(description="Reprocess selected documents", permissions=["change"])
+    @admin.action(description="Reprocess selected documents", permissions=["reprocess"])
     def reprocess(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
         queued = already = 0
         for document in queryset:
@@ -165,8 +174,8 @@ class DocumentAdmin(admin.ModelAdmin):
         if already:
             parts.append(
                 ngettext(
-                    "skipped %(count)d whose reprocess is already waiting or running",
-                    "skipped %(count)d whose reprocess is already waiting or running",
+                    "skipped %(count)d whose extraction is already waiting or running",
+                    "skipped %(count)d whose extraction is already waiting or running",
                     already,
                 )
                 % {"count": already}

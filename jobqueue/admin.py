@@ -29,7 +29,7 @@ from jobqueue import (
     admin_monitoring,  # noqa: F401 - registers workers and metrics
     dashboard,
 )
-from jobqueue.dashboard import badge, document_link, short_duration, status_badge
+from jobqueue.dashboard import document_link, short_duration, status_badge
 from jobqueue.models import (
     ACTIVE_STATUSES,
     FINISHED_STATUSES,
@@ -228,8 +228,7 @@ class QueueItemAdmin(admin.ModelAdmin):
             '<pre style="white-space:pre-wrap">{}</pre>', obj.error_message
         )
 
-    @admin.display(description="Attempt history")
-    @admin.display(description="progress")
+    @admin.display(description="Progress")
     def progress_column(self, obj: QueueItem) -> str:
         """Pages done of all, while a long extraction reports them."""
         progress = obj.progress
@@ -251,9 +250,7 @@ class QueueItemAdmin(admin.ModelAdmin):
                 (
                     number,
                     timezone.localtime(m.created_at).strftime("%Y-%m-%d %H:%M:%S"),
-                    badge(
-                        m.get_outcome_display(), dashboard.OUTCOME_COLOURS[m.outcome]
-                    ),
+                    dashboard.outcome_badge(m),
                     m.worker_id or "-",
                     "-"
                     if m.extraction_time_ms is None
@@ -418,8 +415,8 @@ class QueueItemAdmin(admin.ModelAdmin):
             step=abs(step),
         )
         skip = (
-            "skipped %(count)d that was not waiting",
-            "skipped %(count)d that were not waiting",
+            "skipped %(count)d that was not waiting or was at the limit (-100 to 100)",
+            "skipped %(count)d that were not waiting or were at the limit (-100 to 100)",
         )
         self._report(request, done, head, (skip, total - done))
 

@@ -13,7 +13,7 @@ from django.utils.translation import ngettext
 
 from jobqueue import dashboard
 from jobqueue.dashboard import badge, document_link, job_link, short_duration
-from jobqueue.models import LIVENESS, ExtractionMetric, WorkerHeartbeat
+from jobqueue.models import LIVENESS, ExtractionMetric, WorkerHeartbeat, is_operator
 from jobqueue.services import QueueManager
 
 
@@ -72,13 +72,23 @@ class WorkerHeartbeatAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return super().has_view_permission(request, obj) or is_operator(request.user)
+
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         # Heartbeats are written by workers only.
         return obj is None and super().has_change_permission(request)
 
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # A live worker without its row looks dead: its jobs would be rescued and
+        # run twice. Stopped and stale ones may go.
+        if obj is not None and getattr(obj, "liveness", None) == "alive":
+            return False
+        return super().has_delete_permission(request, obj)
+
     def has_rescue_permission(self, request: HttpRequest) -> bool:
-        """Rescuing changes queue items, so it takes their change permission."""
-        return request.user.has_perm("jobqueue.change_queueitem")
+        """Rescuing changes queue items: an operator's action."""
+        return is_operator(request.user)
 
     @admin.display(description="State")
     def state_column(self, obj: WorkerHeartbeat) -> SafeString:
@@ -150,6 +160,9 @@ class ExtractionMetricAdmin(admin.ModelAdmin):
         queryset = super().get_queryset(request).select_related("document")
         return queryset.defer("document__text")
 
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return super().has_view_permission(request, obj) or is_operator(request.user)
+
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
@@ -171,4 +184,4 @@ class ExtractionMetricAdmin(admin.ModelAdmin):
 
     @admin.display(description="Outcome", ordering="outcome")
     def outcome_column(self, obj: ExtractionMetric) -> SafeString:
-        return badge(obj.get_outcome_display(), dashboard.OUTCOME_COLOURS[obj.outcome])
+        return dashboard.outcome_badge(obj)

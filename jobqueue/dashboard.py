@@ -16,7 +16,12 @@ from django import forms
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count
-from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.http import (
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    HttpResponseNotAllowed,
+)
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
@@ -33,6 +38,7 @@ from jobqueue.models import (
     QueueControl,
     QueueItem,
     Status,
+    is_operator,
     stale_after,
 )
 from jobqueue.monitoring import Bucket
@@ -58,6 +64,7 @@ OUTCOME_COLOURS = {
     ExtractionMetric.Outcome.FAILED: "#dc3545",
     ExtractionMetric.Outcome.RESCUED: "#6f42c1",
     ExtractionMetric.Outcome.RELEASED: "#6c757d",
+    ExtractionMetric.Outcome.REFUSED: "#6c757d",
 }
 WORKER_COLOURS = {"alive": "#198754", "stale": "#dc3545", "stopped": "#6c757d"}
 
@@ -93,6 +100,13 @@ def badge(label: str, colour: str) -> SafeString:
 def status_badge(status: str) -> SafeString:
     """The badge of a queue state."""
     return badge(Status(status).label, STATUS_COLOURS.get(status, "#6c757d"))
+
+
+def outcome_badge(metric: ExtractionMetric) -> SafeString:
+    """The badge of an attempt's outcome."""
+    return badge(
+        metric.get_outcome_display(), OUTCOME_COLOURS.get(metric.outcome, "#6c757d")
+    )
 
 
 def is_encrypted(error_type: str, error_message: str) -> bool:
@@ -222,7 +236,7 @@ def dashboard_view(model_admin: ModelAdmin, request: HttpRequest) -> HttpRespons
         "title": "Queue dashboard",
         "opts": model_admin.opts,
         "can_change": model_admin.has_change_permission(request),
-        "can_delete": model_admin.has_delete_permission(request),
+        "can_clear": can_clear(model_admin, request),
     }
     request.current_app = model_admin.admin_site.name
     return TemplateResponse(request, "admin/jobqueue/dashboard.html", context)
@@ -234,7 +248,9 @@ def pause_view(model_admin: ModelAdmin, request: HttpRequest) -> HttpResponse:
         return HttpResponseNotAllowed(["POST"])
     if not model_admin.has_change_permission(request):
         raise PermissionDenied
-    paused = request.POST.get("paused") == "1"
+    if request.POST.get("paused") not in ("0", "1"):
+        return HttpResponseBadRequest("Send paused=1 to pause or paused=0 to resume.")
+    paused = request.POST["paused"] == "1"
     QueueControl.set_paused(paused, by=request.user.get_username())
     logger.info(
         "Queue %s by %s", "paused" if paused else "resumed", request.user.get_username()
@@ -270,9 +286,14 @@ class ClearOldForm(forms.Form):
     )
 
 
+def can_clear(model_admin: ModelAdmin, request: HttpRequest) -> bool:
+    """Clearing old entries is an operator's task, or deleting items' own right."""
+    return is_operator(request.user) or model_admin.has_delete_permission(request)
+
+
 def clear_old_view(model_admin: ModelAdmin, request: HttpRequest) -> HttpResponse:
     """Step 1 shows what would go; step 2 (``confirm``) deletes and shows the counts."""
-    if not model_admin.has_delete_permission(request):
+    if not can_clear(model_admin, request):
         raise PermissionDenied
     form = ClearOldForm(request.POST if request.method == "POST" else None)
     context: dict[str, Any] = {"step": "form"}

@@ -172,6 +172,19 @@ class QueueItem(models.Model):
         return self.progress_done, self.progress_total
 
 
+# Priorities run from -100 to 100 (higher first), as Django's tasks allow.
+MIN_PRIORITY, MAX_PRIORITY = -100, 100
+
+# Staff with this permission are the queue's operators: they act on jobs, look at
+# workers and metrics, clear old entries; staff with view permissions only look.
+OPERATOR_PERMISSION = "jobqueue.change_queueitem"
+
+
+def is_operator(user) -> bool:
+    """Staff who may steer the queue (the change permission on queue items)."""
+    return user.is_active and user.is_staff and user.has_perm(OPERATOR_PERMISSION)
+
+
 LIVENESS = ("alive", "stale", "stopped")
 
 

@@ -16,11 +16,14 @@ from typing import Any
 
 from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.db.models import Avg, Count, Exists, F, Min, OuterRef, Q, Subquery
+from django.db.models.functions import Greatest, Least
 
 from jobqueue import operations, retry, sql
 from jobqueue.models import (
     DEFAULT_QUEUE,
     FINISHED_STATUSES,
+    MAX_PRIORITY,
+    MIN_PRIORITY,
     WAITING_STATUSES,
     ErrorType,
     ExtractionMetric,
@@ -331,9 +334,15 @@ class QueueManager:
         return True
 
     def shift_priority(self, job_ids: Iterable[int], step: int) -> int:
-        """Raise (or, with a negative step, lower) the priority of waiting jobs."""
+        """Raise (or, with a negative step, lower) the priority of waiting jobs, within
+        ``MIN_PRIORITY``..``MAX_PRIORITY``; a job already at that end stays."""
         waiting = QueueItem.objects.waiting().filter(pk__in=list(job_ids))
-        return waiting.update(priority=F("priority") + step, updated_at=DbNow())
+        if step > 0:
+            waiting = waiting.filter(priority__lt=MAX_PRIORITY)
+        else:
+            waiting = waiting.filter(priority__gt=MIN_PRIORITY)
+        shifted = Least(Greatest(F("priority") + step, MIN_PRIORITY), MAX_PRIORITY)
+        return waiting.update(priority=shifted, updated_at=DbNow())
 
     def record_refused(
         self, item: QueueItem, worker_id: str, extraction_time_ms: int | None = None

@@ -143,9 +143,50 @@ def test_change_permission_allows_actions_but_not_deletion(
     old = make_item(Status.COMPLETED)
     page = client.get(CHANGELIST).content.decode()
     assert "retry_jobs" in page and "delete_selected" not in page
-    assert client.get(CLEAR).status_code == 403
     run_action(client, "delete_selected", [old], post="yes")
     assert QueueItem.objects.filter(pk=old.pk).exists()
+
+
+def test_an_operator_reaches_the_whole_console(
+    client, staff_with, make_item, make_document
+):
+    """Staff with the change permission on queue items, as DESIGN defines an
+    operator: workers, metrics, the documents behind the jobs, clearing old entries."""
+    client.force_login(staff_with("jobqueue.change_queueitem"))
+    WorkerHeartbeat.objects.create(worker_id="w-1")
+    for url in (CHANGELIST, DASHBOARD, WORKERS, METRICS, DOCUMENTS, CLEAR):
+        assert client.get(url).status_code == 200, url
+    assert "rescue_stale_jobs" in client.get(WORKERS).content.decode()
+    assert "Clear old entries" in client.get(DASHBOARD).content.decode()
+    age(make_item(Status.FAILED), 5)
+    response = client.post(CLEAR, {"days": 1, "statuses": ["failed"], "confirm": "1"})
+    assert response.context["deleted"] == 1
+    document = make_document()
+    _, msgs = run_action(client, "reprocess", [document], DOCUMENTS)
+    assert msgs == ["Queued 1 document for reprocessing."]
+
+
+def test_reprocess_in_the_documents_admin_is_an_operators_action(
+    client, staff_with, make_document
+):
+    """Not the documents' change permission: the site and the API ask for an
+    operator (or the owner) too."""
+    client.force_login(
+        staff_with("documents.view_document", "documents.change_document")
+    )
+    document = make_document()
+    assert "reprocess" not in client.get(DOCUMENTS).content.decode()
+    run_action(client, "reprocess", [document], DOCUMENTS)
+    assert not QueueItem.objects.exists()
+
+
+def test_pause_takes_only_0_or_1(admin_client):
+    for value in ("", "true", "yes", "2"):
+        assert admin_client.post(PAUSE, {"paused": value}).status_code == 400
+    assert admin_client.post(PAUSE).status_code == 400
+    QueueControl.set_paused(True)
+    admin_client.post(PAUSE, {"paused": "yes"})
+    assert QueueControl.is_paused(), "a bad value must not resume processing"
 
 
 def test_items_cannot_be_added_or_edited(admin_client, make_item):
@@ -337,13 +378,30 @@ def test_priority_moves_only_waiting_jobs(admin_client, make_item):
     waiting, done = make_item(Status.PENDING), make_item(Status.COMPLETED)
     _, msgs = run_action(admin_client, "raise_priority", [waiting, done])
     assert msgs == [
-        "Raised the priority of 1 job by 10; skipped 1 that was not waiting."
+        "Raised the priority of 1 job by 10; skipped 1 that was not waiting or was "
+        "at the limit (-100 to 100)."
     ]
     _, msgs = run_action(admin_client, "lower_priority", [waiting])
     _, msgs = run_action(admin_client, "lower_priority", [waiting])
     assert msgs == ["Lowered the priority of 1 job by 10."]
     assert QueueItem.objects.get(pk=waiting.pk).priority == -10
     assert QueueItem.objects.get(pk=done.pk).priority == 0
+
+
+def test_priority_stays_within_what_tasks_allow(admin_client, make_item):
+    """A task pushed past 100 failed every attempt (InvalidTaskError)."""
+    near_top, top = make_item(priority=95), make_item(priority=100)
+    _, msgs = run_action(admin_client, "raise_priority", [near_top, top])
+    assert msgs == [
+        "Raised the priority of 1 job by 10; skipped 1 that was not waiting or was "
+        "at the limit (-100 to 100)."
+    ]
+    near_bottom = make_item(priority=-95)
+    run_action(admin_client, "lower_priority", [near_bottom])
+    run_action(admin_client, "lower_priority", [near_bottom])
+    assert [
+        QueueItem.objects.get(pk=i.pk).priority for i in (near_top, top, near_bottom)
+    ] == [100, 100, -100]
 
 
 def test_nothing_done_is_a_warning(admin_client, make_item):
@@ -544,6 +602,36 @@ def test_rescue_needs_change_permission_on_queue_items(client, staff_with, worke
     assert "rescue_stale_jobs" in client.get(WORKERS).content.decode()
 
 
+def test_a_live_workers_heartbeat_cannot_be_deleted(admin_client, workers):
+    """Without its row a live worker looks dead: its jobs would be rescued and run
+    twice. Stopped and stale ones may go."""
+    run_action(admin_client, "delete_selected", [workers["alive"]], WORKERS, post="yes")
+    assert WorkerHeartbeat.objects.filter(worker_id="alive-1").exists()
+    run_action(
+        admin_client,
+        "delete_selected",
+        [workers["stale"], workers["stopped"]],
+        WORKERS,
+        post="yes",
+    )
+    assert list(WorkerHeartbeat.objects.values_list("worker_id", flat=True)) == [
+        "alive-1"
+    ]
+
+
+def test_a_refused_late_result_shows_in_the_metrics_and_the_items_history(
+    admin_client, make_item
+):
+    job = make_item(Status.PENDING)
+    ExtractionMetric.objects.create(
+        job=job, document=job.document, outcome=ExtractionMetric.Outcome.REFUSED
+    )
+    for url in (METRICS, reverse("admin:jobqueue_queueitem_change", args=[job.pk])):
+        response = admin_client.get(url)
+        assert response.status_code == 200, url
+        assert "Late result refused" in response.content.decode()
+
+
 def test_metrics_list_is_read_only_with_filters(admin_client, make_item):
     job = make_item(Status.COMPLETED)
     ExtractionMetric.objects.create(job=job, document=job.document, outcome="completed")
@@ -583,6 +671,6 @@ def test_reprocess_action_queues_and_skips_already_queued(
     _, msgs = run_action(admin_client, "reprocess", docs, DOCUMENTS)
     assert msgs == [
         "Queued 1 document for reprocessing; "
-        "skipped 1 whose reprocess is already waiting or running."
+        "skipped 1 whose extraction is already waiting or running."
     ]
     assert QueueItem.objects.filter(operation=Operation.REPROCESS).count() == 2
