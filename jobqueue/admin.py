@@ -39,6 +39,7 @@ from jobqueue.models import (
     QueueControl,
     QueueItem,
     Status,
+    WorkerHeartbeat,
 )
 from jobqueue.retry import PERMANENT_ERROR_TYPES, is_retryable
 from jobqueue.services import QueueManager
@@ -384,9 +385,22 @@ class QueueItemAdmin(admin.ModelAdmin):
         permissions=["change"],
     )
     def release_jobs(self, request: HttpRequest, queryset: QuerySet) -> None:
+        # A live worker would go on with the job while another ran it again: its
+        # result refused, the work done twice. Its own timeout ends a hung one.
+        alive = WorkerHeartbeat.objects.in_state("alive").values("worker_id")
+        held = queryset.filter(status=Status.PROCESSING, claimed_by__in=alive)
+        kept = held.count()
+        if kept:
+            skip = (
+                "Skipped %(count)d job that a live worker is running: it ends by "
+                "its timeout, or stop that worker.",
+                "Skipped %(count)d jobs that live workers are running: they end by "
+                "their timeout, or stop those workers.",
+            )
+            self.message_user(request, counted(skip, kept), messages.WARNING)
         self._apply(
             request,
-            queryset,
+            queryset.exclude(pk__in=held.values("pk")),
             QueueManager().release,
             ("Released %(count)d job to pending", "Released %(count)d jobs to pending"),
             (

@@ -374,6 +374,17 @@ def test_release_returns_processing_jobs_to_pending(admin_client, make_item, que
     assert (item.status, item.attempts, item.claimed_by) == (Status.PENDING, 0, "")
 
 
+def test_release_leaves_the_jobs_of_live_workers_alone(
+    admin_client, make_item, queue, workers
+):
+    """Released, a live worker's job would run twice: there and on another worker."""
+    held = make_item(Status.PENDING)
+    queue.claim("alive-1")
+    _, msgs = run_action(admin_client, "release_jobs", [held])
+    assert msgs[0].startswith("Skipped 1 job that a live worker is running")
+    assert statuses(held) == [Status.PROCESSING]
+
+
 def test_priority_moves_only_waiting_jobs(admin_client, make_item):
     waiting, done = make_item(Status.PENDING), make_item(Status.COMPLETED)
     _, msgs = run_action(admin_client, "raise_priority", [waiting, done])
