@@ -17,6 +17,7 @@ from documents.extractors.base import ExtractionResult
 from documents.models import Document, Tag
 from documents.pages import forget_pages
 from documents.uploads import CheckedUpload
+from jobqueue import operations
 from jobqueue.models import Operation, QueueItem, Status
 from jobqueue.services import DocumentQueueService
 
@@ -153,10 +154,6 @@ def _raise_refusal(error: BaseException, filename: str) -> None:
         ) from error
 
 
-# Both extract the document's text from its file: two at once would do it twice.
-EXTRACTIONS = (Operation.EXTRACT, Operation.REPROCESS)
-
-
 def document_reprocess(*, document: Document, priority: int = 0) -> int | None:
     """Queue the document again; None while an extraction of it (its first, or a
     reprocess) is waiting or running."""
@@ -166,7 +163,8 @@ def document_reprocess(*, document: Document, priority: int = 0) -> int | None:
         # every writer take turns). Its first extraction commits with the document.
         Document.objects.select_for_update().only("pk").get(pk=document.pk)
         busy = QueueItem.objects.active().filter(
-            document_id=document.pk, operation__in=EXTRACTIONS
+            document_id=document.pk,
+            operation__in=operations.same_work(Operation.REPROCESS),
         )
         job_id = (
             None

@@ -451,7 +451,8 @@ class QueueManager:
         failed = QueueItem.objects.filter(status=Status.FAILED)
         if job_id is not None:
             failed = failed.filter(pk=job_id)
-        # A document re-queued since it failed already has its active item.
+        # A document re-queued since it failed already has its active item: of this
+        # kind, or of one doing the same work (a reprocess after a failed extract).
         failed = failed.exclude(
             Exists(
                 QueueItem.objects.active().filter(
@@ -459,18 +460,26 @@ class QueueManager:
                 )
             )
         )
+        for work in {operations.same_work(kind.name) for kind in operations.kinds()}:
+            if len(work) > 1:
+                active = QueueItem.objects.active().filter(
+                    document_id=OuterRef("document_id"), operation__in=work
+                )
+                failed = failed.exclude(Q(operation__in=work) & Exists(active))
         with transaction.atomic():
             rows = failed.select_for_update().order_by("-pk")
             # A document that failed more than once gets only its latest job back: two
-            # would break the one-active-item-per-document-and-operation constraint.
-            latest: dict[tuple[Any, str], int] = {}
+            # would break the one-active-item-per-document-and-operation constraint,
+            # or do the same work twice.
+            latest: dict[tuple[Any, tuple[str, ...]], tuple[int, str]] = {}
             for pk, document_id, operation in rows.values_list(
                 "pk", "document_id", "operation"
             ):
                 # Jobs without a subject (tasks) are each their own.
-                latest.setdefault((document_id or f"#{pk}", operation), pk)
+                key = (document_id or f"#{pk}", operations.same_work(operation))
+                latest.setdefault(key, (pk, operation))
             count = QueueItem.objects.filter(
-                pk__in=list(latest.values()), status=Status.FAILED
+                pk__in=[pk for pk, _ in latest.values()], status=Status.FAILED
             ).update(
                 status=Status.PENDING,
                 attempts=0,
@@ -483,7 +492,11 @@ class QueueManager:
                 updated_at=DbNow(),
             )
             operations.status_changed(
-                [(op, doc) for doc, op in latest if isinstance(doc, int)],
+                [
+                    (op, doc)
+                    for (doc, _), (_, op) in latest.items()
+                    if isinstance(doc, int)
+                ],
                 Status.PENDING,
                 error_type="",
                 error_message="",

@@ -770,6 +770,26 @@ def test_retry_failed_revives_one_job_per_document_that_failed_twice(
     assert document_of(newer).status == Status.PENDING
 
 
+def test_retry_failed_never_brings_back_work_another_kind_is_doing(job_in_state, queue):
+    """A reprocess reads a document's text as its first extraction does: retrying a
+    failed extract while a reprocess is active would read it twice."""
+    failed = job_in_state(Status.FAILED)
+    document = document_of(failed)
+    reprocess = QueueManager(Operation.REPROCESS)
+    active = reprocess.enqueue(document.pk)
+    assert queue.retry_failed(job_id=failed) == 0
+    assert queue.get_job(failed).status == Status.FAILED
+
+    # Both failed: one comes back, the latest.
+    reprocess.claim("w1")
+    reprocess.failed(active, "broken", ErrorType.CORRUPTION)
+    assert queue.retry_failed() == 1
+    assert [queue.get_job(j).status for j in (failed, active)] == [
+        Status.FAILED,
+        Status.PENDING,
+    ]
+
+
 def test_cleanup_stale_jobs_rescues_long_running_jobs_and_counts_the_attempt(
     job_in_state, queue
 ):
