@@ -7,7 +7,7 @@ import pytest
 from django.contrib.admin import site as admin_site
 from django.test import Client, RequestFactory
 
-from jobqueue.models import QueueItem, Status
+from jobqueue.models import QueueControl, QueueItem, Status
 
 pytestmark = pytest.mark.django_db
 
@@ -72,10 +72,15 @@ def test_clear_old_refuses_bad_states_with_a_form_error(admin, job, statuses):
     assert QueueItem.objects.filter(pk=job.pk).exists()
 
 
-@pytest.mark.parametrize("paused", ["abc", "", "2", "-1", "\x00", "1" * 1000])
-def test_pause_switch_takes_any_value_without_error(admin, paused):
-    response = admin.post(f"{QUEUE}dashboard/pause/", {"paused": paused})
-    assert response.status_code == 302
+@pytest.mark.parametrize(
+    "paused", ["abc", "", "2", "-1", "\x00", "1" * 1000, "true", "yes", None]
+)
+def test_pause_switch_refuses_anything_but_0_or_1(admin, paused):
+    QueueControl.set_paused(True)
+    data = {} if paused is None else {"paused": paused}
+    response = admin.post(f"{QUEUE}dashboard/pause/", data)
+    assert response.status_code == 400
+    assert QueueControl.is_paused(), "a bad value must not resume processing"
 
 
 @pytest.mark.parametrize("url", CHANGELISTS)

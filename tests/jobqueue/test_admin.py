@@ -180,15 +180,6 @@ def test_reprocess_in_the_documents_admin_is_an_operators_action(
     assert not QueueItem.objects.exists()
 
 
-def test_pause_takes_only_0_or_1(admin_client):
-    for value in ("", "true", "yes", "2"):
-        assert admin_client.post(PAUSE, {"paused": value}).status_code == 400
-    assert admin_client.post(PAUSE).status_code == 400
-    QueueControl.set_paused(True)
-    admin_client.post(PAUSE, {"paused": "yes"})
-    assert QueueControl.is_paused(), "a bad value must not resume processing"
-
-
 def test_items_cannot_be_added_or_edited(admin_client, make_item):
     item = make_item(Status.PENDING, priority=3)
     assert admin_client.get(reverse("admin:jobqueue_queueitem_add")).status_code == 403

@@ -363,7 +363,12 @@ def test_cron_endpoint_needs_the_token(
     response = client.post(reverse("jobqueue:cron"), **headers)
     assert response.status_code == expected
     if expected == 200:
-        assert response.json() == {"processed": 1, "completed": 1, "failed": 0}
+        assert response.json() == {
+            "processed": 1,
+            "completed": 1,
+            "failed": 0,
+            "paused": False,
+        }
         assert status_of(job_id) == Status.COMPLETED
     else:
         assert status_of(job_id) == Status.PENDING
