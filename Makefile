@@ -42,7 +42,9 @@ run: install-system $(VENV)/.installed .env
 	$(PY) manage.py collectstatic --noinput --verbosity 0
 	$(PY) manage.py ensure_first_user
 	@echo "Web app: http://$(HOST):$(PORT)/  (Ctrl+C stops the web app and the workers)"
-	@trap 'kill $$workers 2>/dev/null; wait $$workers' EXIT INT TERM; \
+	@# Ctrl+C reaches the workers from the terminal: only wait for them (a second
+	@# signal would stop them at once, their current jobs released, not finished).
+	@trap 'wait $$workers' INT; trap 'kill $$workers 2>/dev/null; wait $$workers' EXIT TERM; \
 	$(PY) manage.py process_queue & workers=$$!; \
 	$(VENV)/bin/gunicorn --config config/gunicorn.conf.py --bind $(HOST):$(PORT)
 
