@@ -98,8 +98,29 @@ def bulk(request: HttpRequest) -> HttpResponse:
         return redirect(_back_to_list(request))
     if action == "download":
         return _download_zip(request, ids)
-    documents = _actionable(request.user).filter(pk__in=ids)
-    documents = documents.defer("text").order_by("pk")
+    documents = list(
+        _actionable(request.user).filter(pk__in=ids).defer("text").order_by("pk")
+    )
+    left_alone = len(set(ids)) - len(documents)
+    if not documents:
+        messages.warning(
+            request,
+            "Nothing was done: only a document's owner or a queue operator may "
+            "reprocess or delete it.",
+        )
+        return redirect(_back_to_list(request))
+    if left_alone:
+        messages.warning(
+            request,
+            ngettext(
+                "%(n)d selected document was left alone: only its owner or a queue "
+                "operator may change it.",
+                "%(n)d selected documents were left alone: only their owners or a "
+                "queue operator may change them.",
+                left_alone,
+            )
+            % {"n": left_alone},
+        )
     if action == "reprocess":
         try:
             check_active_jobs(request.user, adding=len(documents))

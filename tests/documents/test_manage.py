@@ -81,7 +81,10 @@ def test_only_the_owner_or_an_operator_may_delete(
     client.force_login(other_user)
     assert client.post(url).status_code == 404
     client.force_login(viewer)
-    assert client.post(url).status_code == 403
+    refused = client.post(url)
+    assert refused.status_code == 403
+    # The reason, on a page of the site: not a bare "403 Forbidden".
+    assert "Only the owner or an operator may delete" in refused.content.decode()
     assert Document.objects.filter(pk=doc.pk).exists()
     client.force_login(staff_user)
     assert client.post(url).status_code == 302
@@ -152,6 +155,31 @@ def test_bulk_delete_confirms_then_deletes_only_the_persons_own(
         "theirs.txt"
     ]
     assert not any(stored(d).exists() for d in mine)
+
+
+@pytest.mark.parametrize("action", ["delete", "reprocess"])
+def test_bulk_on_documents_one_may_not_change_says_why(
+    client, user, other_user, make_document, viewer, action
+):
+    """No "Delete 0 documents?" page, no silent "0 queued"."""
+    mine, theirs = make_document(), make_document(owner=other_user)
+    client.force_login(viewer)
+    response = client.post(
+        reverse("documents:bulk"),
+        {"action": action, "id": [mine.pk, theirs.pk]},
+        follow=True,
+    )
+    body = response.content.decode()
+    assert "Nothing was done: only a document" in body and "queue operator" in body
+    client.force_login(user)
+    response = client.post(
+        reverse("documents:bulk"),
+        {"action": action, "id": [mine.pk, theirs.pk], "confirm": "yes"},
+        follow=True,
+    )
+    assert "1 selected document was left alone" in response.content.decode()
+    assert Document.objects.filter(pk=theirs.pk).exists()
+    assert not QueueItem.objects.filter(document=theirs).exists()
 
 
 @pytest.mark.parametrize(
