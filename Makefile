@@ -42,13 +42,11 @@ run: install-system $(VENV)/.installed .env
 	$(PY) manage.py collectstatic --noinput --verbosity 0
 	$(PY) manage.py ensure_first_user
 	@echo "Web app: http://$(HOST):$(PORT)/  (Ctrl+C stops the web app and the workers)"
-	@# Ctrl+C reaches both from the terminal: only wait for them (a second signal
-	@# would stop the workers at once, their current jobs released, not finished).
-	@# A SIGTERM to make alone, or either one ending, stops the other too.
-	@trap 'wait' INT; trap 'kill $$workers $$web 2>/dev/null; wait' EXIT TERM; \
+	@# Ctrl+C reaches the workers from the terminal: only wait for them (a second
+	@# signal would stop them at once, their current jobs released, not finished).
+	@trap 'wait $$workers' INT; trap 'kill $$workers 2>/dev/null; wait $$workers' EXIT TERM; \
 	$(PY) manage.py process_queue & workers=$$!; \
-	$(VENV)/bin/gunicorn --config config/gunicorn.conf.py --bind $(HOST):$(PORT) & web=$$!; \
-	wait -n $$workers $$web
+	$(VENV)/bin/gunicorn --config config/gunicorn.conf.py --bind $(HOST):$(PORT)
 
 test: install-system $(VENV)/.installed-dev
 	$(MAKE) --no-print-directory lint
