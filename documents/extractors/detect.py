@@ -4,25 +4,35 @@ from __future__ import annotations
 
 import os
 import zipfile
-from typing import BinaryIO
+from collections.abc import Callable
+from typing import BinaryIO, TypeVar
 
 from .formats import FORMATS, TEXT, Format, accepted_labels
 from .sniff import OLE_MAGIC, PREFIX_BYTES, ZIP_MAGIC, looks_like_text
 
 _MAX_MARKER_BYTES = 256  # ODF's mimetype entry is one short line
+T = TypeVar("T")
+
+
+def _from_start(
+    source: str | os.PathLike[str] | BinaryIO, read: Callable[[BinaryIO], T]
+) -> T:
+    """``read`` the file from its first byte: a path is opened, a file object is
+    rewound and keeps its position."""
+    if isinstance(source, (str, os.PathLike)):
+        with open(source, "rb") as fh:
+            return read(fh)
+    position = source.tell()
+    try:
+        source.seek(0)
+        return read(source)
+    finally:
+        source.seek(position)
 
 
 def detect_format(source: str | os.PathLike[str] | BinaryIO) -> Format | None:
     """Return the format of a file from its content (readable or refused), else None."""
-    if isinstance(source, (str, os.PathLike)):
-        with open(source, "rb") as fh:
-            return _detect(fh)
-    position = source.tell()
-    try:
-        source.seek(0)
-        return _detect(source)
-    finally:
-        source.seek(position)
+    return _from_start(source, _detect)
 
 
 def detect_mime_type(source: str | os.PathLike[str] | BinaryIO) -> str | None:
@@ -33,15 +43,7 @@ def detect_mime_type(source: str | os.PathLike[str] | BinaryIO) -> str | None:
 
 def read_prefix(source: str | os.PathLike[str] | BinaryIO) -> bytes:
     """The first bytes detection judges by (a file object keeps its position)."""
-    if isinstance(source, (str, os.PathLike)):
-        with open(source, "rb") as fh:
-            return fh.read(PREFIX_BYTES)
-    position = source.tell()
-    try:
-        source.seek(0)
-        return source.read(PREFIX_BYTES)
-    finally:
-        source.seek(position)
+    return _from_start(source, lambda fh: fh.read(PREFIX_BYTES))
 
 
 def unsupported_reason(source: str | os.PathLike[str] | BinaryIO) -> str:
@@ -49,14 +51,7 @@ def unsupported_reason(source: str | os.PathLike[str] | BinaryIO) -> str:
     fmt = detect_format(source)
     if fmt is not None and not fmt.readable:
         return fmt.refusal
-    if isinstance(source, (str, os.PathLike)):
-        with open(source, "rb") as fh:
-            head = fh.read(8)
-    else:
-        position = source.tell()
-        source.seek(0)
-        head = source.read(8)
-        source.seek(position)
+    head = _from_start(source, lambda fh: fh.read(8))
     if head.startswith(OLE_MAGIC):
         return (
             "This looks like an old Office file (.doc, .xls or .ppt) or a "
