@@ -21,6 +21,7 @@ from knox.settings import CONSTANTS
 
 from documents.models import Document
 from documents.services import document_delete, document_reprocess
+from jobqueue.admin_monitoring import OperatorsMayView
 from jobqueue.dashboard import status_badge
 from jobqueue.models import is_operator
 
@@ -28,7 +29,7 @@ PREVIEW_CHARS = 500
 
 
 @admin.register(Document)
-class DocumentAdmin(admin.ModelAdmin):
+class DocumentAdmin(OperatorsMayView, admin.ModelAdmin):
     """Uploaded documents; read-only here, reprocessed through the queue."""
 
     list_display = (
@@ -88,10 +89,6 @@ class DocumentAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         # Uploads go through the upload form, which checks size, type and name.
         return False
-
-    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        # Operators follow the queue's links to the documents.
-        return super().has_view_permission(request, obj) or is_operator(request.user)
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         # The record mirrors extraction; the form is view-only, actions check obj=None.

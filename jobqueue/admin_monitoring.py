@@ -17,6 +17,14 @@ from jobqueue.models import LIVENESS, ExtractionMetric, WorkerHeartbeat, is_oper
 from jobqueue.services import QueueManager
 
 
+class OperatorsMayView:
+    """ModelAdmin mixin: operators see these pages, view permission or not (the
+    operator's console is more than the queue items)."""
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return super().has_view_permission(request, obj) or is_operator(request.user)
+
+
 class WorkerStateFilter(admin.SimpleListFilter):
     """Alive, stale (no heartbeat within the threshold, not stopped) or stopped."""
 
@@ -33,7 +41,7 @@ class WorkerStateFilter(admin.SimpleListFilter):
 
 
 @admin.register(WorkerHeartbeat)
-class WorkerHeartbeatAdmin(admin.ModelAdmin):
+class WorkerHeartbeatAdmin(OperatorsMayView, admin.ModelAdmin):
     """Worker threads and their last sign of life."""
 
     list_display = (
@@ -71,9 +79,6 @@ class WorkerHeartbeatAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
-
-    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return super().has_view_permission(request, obj) or is_operator(request.user)
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         # Heartbeats are written by workers only.
@@ -133,7 +138,7 @@ class WorkerHeartbeatAdmin(admin.ModelAdmin):
 
 
 @admin.register(ExtractionMetric)
-class ExtractionMetricAdmin(admin.ModelAdmin):
+class ExtractionMetricAdmin(OperatorsMayView, admin.ModelAdmin):
     """One row per attempt; history, so read-only."""
 
     list_display = (
@@ -159,9 +164,6 @@ class ExtractionMetricAdmin(admin.ModelAdmin):
         # The joined document's text can be megabytes per row; no page here shows it.
         queryset = super().get_queryset(request).select_related("document")
         return queryset.defer("document__text")
-
-    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return super().has_view_permission(request, obj) or is_operator(request.user)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
