@@ -341,16 +341,22 @@ class ExtractionWorker:
         thread stuck in the database cannot keep a stopped worker's process alive."""
         logger.info("The workers go on until stopped (SIGTERM, or Ctrl+C)")
         try:
-            # In slices, as in ``process_queue``: a signal the kernel hands to another
-            # thread cannot wake a wait without a timeout.
-            while not self._stopped.wait(0.5):
-                pass
+            self.wait_stopped()
         except KeyboardInterrupt:
             self.stop()
 
     def wait_stopped(self, timeout: float | None = None) -> bool:
-        """Block until a stop (perhaps begun by a signal handler) has completed."""
-        return self._stopped.wait(timeout)
+        """Block until a stop (perhaps begun by a signal handler) has completed;
+        False if ``timeout`` seconds pass first. It waits in half-second slices:
+        Python runs signal handlers in the main thread only, and a signal the kernel
+        hands to another thread cannot wake a wait without a timeout."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = 0.5 if deadline is None else deadline - time.monotonic()
+            if self._stopped.wait(max(0.0, min(left, 0.5))):
+                return True
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
 
     def pause(self) -> None:
         """Finish current jobs, claim no new ones until ``resume``."""

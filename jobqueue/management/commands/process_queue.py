@@ -135,11 +135,7 @@ class Command(BaseCommand):
         self.stdout.write(
             f"Processing the queue with {workers} workers. Ctrl+C to stop."
         )
-        # Python runs signal handlers in the main thread only, and a signal the
-        # kernel hands to another thread cannot wake a wait without a timeout:
-        # wait in short slices so a Ctrl+C is seen within half a second.
-        while not worker.wait_stopped(timeout=0.5):
-            pass
+        worker.wait_stopped()
         self.stdout.write("Stopped.")
 
     def _run_once(
