@@ -11,11 +11,12 @@ from rest_framework import serializers
 from documents.extractors.formats import by_mime_type, label_for
 from documents.models import Document
 from documents.uploads import CheckedUpload, check_upload
+from jobqueue.models import MAX_PRIORITY, MIN_PRIORITY, PRIORITY_RANGE
 
 PRIORITY_ERRORS = {
     "invalid": "Priority must be a whole number.",
-    "min_value": "Priority must be between -100 and 100.",
-    "max_value": "Priority must be between -100 and 100.",
+    "min_value": f"Priority must be between {MIN_PRIORITY} and {MAX_PRIORITY}.",
+    "max_value": f"Priority must be between {MIN_PRIORITY} and {MAX_PRIORITY}.",
     "max_string_length": "Priority must be a whole number.",
 }
 
@@ -129,10 +130,10 @@ class PrioritySerializer(serializers.Serializer):
     priority = serializers.IntegerField(
         required=False,
         default=0,
-        min_value=-100,
-        max_value=100,
+        min_value=MIN_PRIORITY,
+        max_value=MAX_PRIORITY,
         error_messages=PRIORITY_ERRORS,
-        help_text="Higher runs first (-100 to 100); only queue operators may "
+        help_text=f"Higher runs first ({PRIORITY_RANGE}); only queue operators may "
         "set anything but 0.",
     )
 

@@ -33,6 +33,7 @@ from jobqueue.dashboard import document_link, short_duration, status_badge
 from jobqueue.models import (
     ACTIVE_STATUSES,
     FINISHED_STATUSES,
+    PRIORITY_RANGE,
     WAITING_STATUSES,
     ErrorType,
     Operation,
@@ -429,8 +430,10 @@ class QueueItemAdmin(admin.ModelAdmin):
             step=abs(step),
         )
         skip = (
-            "skipped %(count)d that was not waiting or was at the limit (-100 to 100)",
-            "skipped %(count)d that were not waiting or were at the limit (-100 to 100)",
+            f"skipped %(count)d that was not waiting or was at the limit "
+            f"({PRIORITY_RANGE})",
+            f"skipped %(count)d that were not waiting or were at the limit "
+            f"({PRIORITY_RANGE})",
         )
         self._report(request, done, head, (skip, total - done))
 

@@ -8,6 +8,7 @@ from django.conf import settings
 from django.db import connection, models, transaction
 from django.db.models import Case, Q, Value, When
 from django.utils import timezone
+from django_tasks.base import TASK_MAX_PRIORITY, TASK_MIN_PRIORITY
 
 from jobqueue.sql import DbNow, dialect
 
@@ -173,7 +174,8 @@ class QueueItem(models.Model):
 
 
 # Priorities run from -100 to 100 (higher first), as Django's tasks allow.
-MIN_PRIORITY, MAX_PRIORITY = -100, 100
+MIN_PRIORITY, MAX_PRIORITY = TASK_MIN_PRIORITY, TASK_MAX_PRIORITY
+PRIORITY_RANGE = f"{MIN_PRIORITY} to {MAX_PRIORITY}"
 
 # Staff with this permission are the queue's operators: they act on jobs, look at
 # workers and metrics, clear old entries; staff with view permissions only look.

@@ -17,6 +17,7 @@ from documents.extractors.formats import accepted_labels, by_extension
 from documents.services import DuplicateUpload, document_create
 from documents.uploads import check_upload
 from jobqueue.management.arguments import whole_number
+from jobqueue.models import MAX_PRIORITY, MIN_PRIORITY, PRIORITY_RANGE
 
 
 class Command(BaseCommand):
@@ -34,9 +35,9 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--priority",
-            type=whole_number(-100, 100),
+            type=whole_number(MIN_PRIORITY, MAX_PRIORITY),
             default=0,
-            help="Queue priority of their jobs, -100 to 100 (higher runs first).",
+            help=f"Queue priority of their jobs, {PRIORITY_RANGE} (higher runs first).",
         )
         parser.add_argument(
             "--allow-duplicates",
