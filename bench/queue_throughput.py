@@ -10,6 +10,12 @@ with Redis as broker and result backend (``-c K``, prefork).
 
     python bench/queue_throughput.py                 # 5,000 jobs, everything
     python bench/queue_throughput.py --jobs 200 --no-record   # CI-sized
+
+``--warm`` (ours only): the workers start on an empty queue and wait idle, as
+long-running workers on their own hosts do; then the N jobs arrive in one batch and
+the clock runs from the first job's start to the last job's end (the database's
+times), CPU counted from the batch on: how the workers share the queue, start-up left
+out (on 2 shared cores, 8 start-ups cost more than the drain of 5,000 jobs).
 """
 
 from __future__ import annotations
@@ -58,6 +64,7 @@ FINISHED_SQL = {
     "procrastinate": "SELECT count(*) FROM procrastinate_jobs "
     "WHERE status IN ('succeeded', 'failed')",
 }
+IDLE_SQL = "SELECT count(*) FROM worker_heartbeat WHERE status = 'idle'"
 FIRST_START_SQL = {
     "ours": "SELECT min(started_at) FROM extraction_queue",
     "django-tasks-db": "SELECT min(started_at) FROM django_tasks_database_dbtaskresult",
@@ -175,7 +182,11 @@ class Runner:
             if cfg.system == "ours":
                 env = common.product_env(url, self.tmp / "media")
                 seed = "seed-tasks" if self.args.ours_jobs == "tasks" else "seed-noop"
-                seeded = json.loads(common.product_ops(env, seed, n))
+
+                def seed_now() -> dict[str, Any]:
+                    return json.loads(common.product_ops(env, seed, n))
+
+                seeded = None if self.args.warm else seed_now()
             else:
                 env = common.peers_env(url)
                 framework = "dtdb" if cfg.system == "django-tasks-db" else cfg.system
@@ -198,18 +209,38 @@ class Runner:
                 watcher = (
                     scalar("SELECT pg_backend_pid()") if cfg.db == "postgres" else None
                 )
-                result = self._drain(
-                    cfg, env, cwd, log, finished, timeout, (scratch.name, watcher)
-                )
-                first = _epoch(scalar(FIRST_START_SQL[cfg.system]))
-                result["startup"] = first - result["t0"] if first else None
+                if self.args.warm:
+
+                    def idle() -> int:
+                        return scalar(IDLE_SQL)
+
+                    result = self._drain(
+                        cfg,
+                        env,
+                        cwd,
+                        log,
+                        finished,
+                        timeout,
+                        (scratch.name, watcher),
+                        warm=(idle, seed_now),
+                    )
+                else:
+                    result = self._drain(
+                        cfg, env, cwd, log, finished, timeout, (scratch.name, watcher)
+                    )
+                    first = _epoch(scalar(FIRST_START_SQL[cfg.system]))
+                    result["startup"] = first - result["t0"] if first else None
+        seeded = seeded or result.pop("seeded")
         result["enqueue_s"] = seeded["seconds"]
-        result["check"] = self._verify(cfg, env, n)
+        result["check"] = self._verify(cfg, env, n, result)
         return result
 
     def _drain(
-        self, cfg, env, cwd, log, finished, timeout, pg=(None, None)
+        self, cfg, env, cwd, log, finished, timeout, pg=(None, None), warm=None
     ) -> dict[str, Any]:
+        """Start the workers and wait for the N jobs to finish. ``warm``: (how many
+        worker threads are idle, seed the jobs): seed once every thread waits idle,
+        and count CPU from then on."""
         n = self.args.jobs
         dbname, watcher = pg
         # The PostgreSQL backends serving the workers: their CPU is the server's share.
@@ -233,14 +264,33 @@ class Runner:
 
         t0 = time.time()
         procs = [common.start(cmd, env, log, cwd) for cmd in worker_commands(cfg)]
+        before = {"cpu": 0.0, "waited": 0.0, "server": 0.0}
+        seeded = None
         try:
+            if warm is not None:
+                idle, seed = warm
+                common.wait_until(
+                    idle, lambda v: v >= cfg.workers, 120, interval=0.05, procs=procs
+                )
+                probe()  # the backends, all connected by now
+                tree = [pid for p in procs for pid in common.process_tree(p.pid)]
+                before = {
+                    "cpu": common.cpu_seconds(tree),
+                    "waited": common.run_delay(tree),
+                    "server": common.cpu_seconds(sorted(backends)) if admin else 0.0,
+                }
+                seeded = seed()
             t1, _ = common.wait_until(
                 probe, lambda v: v >= n, timeout, interval=0.01, procs=procs
             )
             tree = [pid for p in procs for pid in common.process_tree(p.pid)]
-            cpu = common.cpu_seconds(tree)
-            waited = common.run_delay(tree)
-            server_cpu = common.cpu_seconds(sorted(backends)) if admin else None
+            cpu = common.cpu_seconds(tree) - before["cpu"]
+            waited = common.run_delay(tree) - before["waited"]
+            server_cpu = (
+                common.cpu_seconds(sorted(backends)) - before["server"]
+                if admin
+                else None
+            )
         except Exception:
             print(log.read_text()[-3000:])
             raise
@@ -250,6 +300,7 @@ class Runner:
                 admin.close()
         seconds = t1 - t0
         return {
+            "seeded": seeded,
             "t0": t0,
             "seconds": seconds,
             "rate": n / seconds,
@@ -262,11 +313,16 @@ class Runner:
             else None,
         }
 
-    def _verify(self, cfg: Config, env: dict[str, str], n: int) -> str:
+    def _verify(
+        self, cfg: Config, env: dict[str, str], n: int, result: dict[str, Any]
+    ) -> str:
         """Every job finished once, with its state (and for ours attempt and metrics
-        row) recorded."""
+        row) recorded. Warm: the drain's time is the first start to the last end."""
         if cfg.system == "ours":
             v = json.loads(common.product_ops(env, "verify"))
+            if self.args.warm:
+                result["seconds"] = v["last_finished"] - v["first_started"]
+                result["rate"] = n / result["seconds"]
             ok = (
                 v["status"] == {"completed": n}
                 and v["attempts"] == {"1": n}
@@ -348,8 +404,15 @@ def main() -> None:
     parser.add_argument(
         "--max-load", type=float, default=0, help="first wait for a quieter machine"
     )
+    parser.add_argument(
+        "--warm",
+        action="store_true",
+        help="ours only: jobs arrive once the workers wait idle; start-up left out",
+    )
     parser.add_argument("--no-record", action="store_true")
     args = parser.parse_args()
+    if args.warm and args.only != "ours":
+        parser.error("--warm measures ours only: add --only ours")
     common.ensure_peers()
     only = set(filter(None, args.only.split(","))) or None
     dbs = set(filter(None, args.db.split(","))) or None
@@ -413,7 +476,7 @@ def report(args, todo, results, bench, load) -> None:
             "database",
             "system",
             "workers",
-            "jobs/s (start-up incl.)",
+            "jobs/s" if args.warm else "jobs/s (start-up incl.)",
             "drain s",
             "first job at s",
             "jobs/s after first job",
@@ -526,12 +589,22 @@ def report(args, todo, results, bench, load) -> None:
         for part in (
             common.header(load[0], load[1]) + f"\n\nCommand: `{common.command_line()}`",
             f"{args.jobs:,} no-op jobs per run, fresh database per run, median of "
-            f"{args.rounds} round(s). The clock runs from starting the worker "
-            "process(es) until the last job is finished, start-up included. "
-            '"first job at" is when the first job started (the start-up share); '
-            '"jobs/s after first job" leaves start-up out. "worker CPU" is the '
+            f"{args.rounds} round(s). "
+            + (
+                "Warm workers (`--warm`): the jobs arrive in one batch once every "
+                "worker waits idle; the clock runs from the first job's start to the "
+                "last job's end (the database's times), and CPU is counted from the "
+                "batch on: start-up left out. "
+                if args.warm
+                else "The clock runs from starting the worker process(es) until the "
+                "last job is finished, start-up included. "
+                '"first job at" is when the first job started (the start-up share); '
+                '"jobs/s after first job" leaves start-up out. '
+            )
+            + '"worker CPU" is the '
             "user + system time of the worker processes and their children "
-            "(start-up included; database server and Redis not included), per job: "
+            f"({'from the batch on' if args.warm else 'start-up included'}; "
+            "database server and Redis not included), per job: "
             "unlike wall-clock rates it hardly depends on what else runs on the machine. "
             '"PostgreSQL backend CPU" is the server processes serving the workers '
             "(not measurable for django-tasks-db, which reconnects for every job). "
@@ -549,6 +622,8 @@ def report(args, todo, results, bench, load) -> None:
     systems = sorted({c.system for c in todo}, key=[c.system for c in todo].index)
     what = "@task no-op calls" if args.ours_jobs == "tasks" else "no-op jobs"
     title = f"Drain throughput of {what}: {where}, {' vs '.join(systems)}"
+    if args.warm:
+        title += ", warm workers"
     common.record(f"{title} (queue_throughput.py)", body)
 
 
