@@ -58,6 +58,15 @@ STORE_REFUSED = (
 PROGRESS_POLL = 2.0  # seconds between looks at a long extraction's progress
 
 
+def _message(exc: BaseException) -> str:
+    """``Type: message`` of the exception a job raised. Its ``__str__`` is the job's
+    code and may raise too: the attempt must still fail, not the worker thread."""
+    try:
+        return f"{type(exc).__name__}: {exc}"
+    except Exception:
+        return f"{type(exc).__name__}: <exception str() failed>"
+
+
 @dataclass
 class Flight:
     """A claimed job whose extraction is under way (or, without a child, decided)."""
@@ -151,7 +160,7 @@ class JobRunner:
             return Outcome(
                 False,
                 error_type=ErrorType.UNKNOWN,
-                error_message=f"{type(exc).__name__}: {exc}",
+                error_message=_message(exc),
                 result=exc,
             )
 

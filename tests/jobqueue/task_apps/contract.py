@@ -1,0 +1,50 @@
+"""Tasks written the way django-tasks documents them, for the contract tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django_tasks import TaskContext, task
+
+
+@task()
+def echo(value: Any = None) -> Any:
+    return value
+
+
+@task(takes_context=True)
+def context_of(context: TaskContext) -> dict:
+    result = context.task_result
+    return {
+        "attempt": context.attempt,
+        "status": str(result.status),
+        "worker_ids": result.worker_ids,
+        "id": result.id,
+    }
+
+
+class Unprintable(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("no text for this one")
+
+
+@task()
+def raise_unprintable() -> None:
+    raise Unprintable()
+
+
+@task(takes_context=True)
+def fail_first(context: TaskContext) -> list:
+    if context.attempt == 1:
+        raise ValueError("first attempt")
+    return context.task_result.worker_ids
+
+
+@task()
+def make(kind: str) -> object:
+    return {"nan": float("nan"), "nul": "a\x00b", "inf": float("inf")}[kind]
+
+
+@task(takes_context=True)
+async def async_context_of(context: TaskContext, value: int) -> list:
+    return [context.attempt, value]

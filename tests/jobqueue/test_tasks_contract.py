@@ -1,0 +1,152 @@
+"""What django-tasks promises a ``@task`` author, checked from outside on this queue:
+tasks written as its documentation writes them, run by real workers
+(``process_queue --once``) on both databases."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta, timezone
+from io import StringIO
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.core.management import call_command
+from django.db import connections, transaction
+from django.utils import timezone as dj_timezone
+from django_tasks import TaskResultStatus
+from django_tasks.exceptions import InvalidTaskError, TaskResultDoesNotExist
+
+from jobqueue.models import QueueItem
+from tests.conftest import REPO_ROOT
+from tests.jobqueue.task_apps import contract
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def run_once(*flags: str) -> None:
+    """``process_queue --once`` in this process (its own worker id each time); a
+    failed attempt is final unless ``--max-retries`` says otherwise."""
+    call_command(
+        "process_queue", "--once", "--max-retries", "0", *flags, stdout=StringIO()
+    )
+
+
+def run_async(coroutine):
+    """In a thread of its own: the browser tests' Playwright leaves a loop in this one."""
+
+    async def then_close():
+        try:
+            return await coroutine
+        finally:
+            # The database work ran in asgiref's thread: its connection would
+            # outlive the test and keep PostgreSQL's test database from being dropped.
+            await sync_to_async(connections.close_all)()
+
+    with ThreadPoolExecutor(1) as thread:
+        return thread.submit(asyncio.run, then_close()).result()
+
+
+def make_due(result) -> None:
+    QueueItem.objects.filter(pk=int(result.id)).update(next_retry_at=dj_timezone.now())
+
+
+# --- What already holds ------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", [0, False, "", [], {}, None, 2**70, {"a": [None]}])
+def test_falsy_and_large_return_values_come_back_as_returned(value):
+    result = contract.echo.enqueue(value)
+    run_once()
+    result.refresh()
+    assert result.status == TaskResultStatus.SUCCESSFUL
+    assert result.return_value == value and type(result.return_value) is type(value)
+
+
+def test_aenqueue_then_a_worker_then_arefresh_and_aget_result():
+    result = run_async(contract.context_of.aenqueue())
+    assert result.status == TaskResultStatus.READY
+    run_once()
+    run_async(result.arefresh())
+    assert result.status == TaskResultStatus.SUCCESSFUL
+    assert result.return_value["attempt"] == 1
+    assert result.return_value["status"] == TaskResultStatus.RUNNING
+    again = run_async(contract.context_of.aget_result(result.id))
+    assert again.return_value == result.return_value
+
+
+def test_an_async_task_with_context_runs():
+    result = contract.async_context_of.enqueue(3)
+    run_once()
+    result.refresh()
+    assert result.return_value == [1, 3]
+
+
+def test_enqueue_in_a_rolled_back_transaction_leaves_no_job():
+    with pytest.raises(RuntimeError), transaction.atomic():
+        rolled_back = contract.echo.enqueue(1)
+        raise RuntimeError
+    with pytest.raises(TaskResultDoesNotExist):
+        rolled_back.refresh()
+    with transaction.atomic():
+        committed = contract.echo.enqueue(2)
+    run_once()
+    committed.refresh()
+    assert committed.return_value == 2
+
+
+def test_a_deferred_task_waits_and_a_past_run_after_runs_at_once():
+    plus_five = timezone(timedelta(hours=5))
+    past = contract.echo.using(
+        run_after=datetime.now(plus_five) - timedelta(minutes=1)
+    ).enqueue("past")
+    far = contract.echo.using(run_after=datetime(9999, 12, 31, tzinfo=UTC)).enqueue(
+        "far"
+    )
+    run_once()
+    past.refresh()
+    far.refresh()
+    assert past.return_value == "past"
+    assert far.status == TaskResultStatus.READY
+
+
+def test_a_backend_that_declares_its_queues_refuses_the_others(settings):
+    settings.TASKS = {
+        "default": {"BACKEND": "jobqueue.tasks.QueueBackend", "QUEUES": ["default"]}
+    }
+    with pytest.raises(InvalidTaskError, match="not valid"):
+        contract.echo.using(queue_name="mail")
+    assert contract.echo.enqueue(1).task.queue_name == "default"
+
+
+# --- Defects found ------------------------------------------------------------
+
+
+def test_an_exception_whose_message_cannot_be_read_fails_the_task_not_the_worker(
+    child_env,
+):
+    result = contract.raise_unprintable.enqueue()
+    after = contract.echo.enqueue("after")
+    worker = subprocess.Popen(
+        [sys.executable, "manage.py", "process_queue", "--once", "--max-retries", "0"],
+        cwd=REPO_ROOT,
+        env=child_env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        assert worker.wait(30) == 0
+    finally:
+        if worker.poll() is None:  # it hung: gone with its children
+            os.killpg(worker.pid, signal.SIGKILL)
+            worker.wait(10)
+    result.refresh()
+    after.refresh()
+    assert result.status == TaskResultStatus.FAILED
+    assert result.errors[0].exception_class is contract.Unprintable
+    assert after.return_value == "after"
