@@ -7,6 +7,7 @@ change of the imports below.
 
 from __future__ import annotations
 
+import json
 import traceback
 from functools import lru_cache
 from typing import Any
@@ -50,8 +51,8 @@ class QueueBackend(BaseTaskBackend):
             payload={
                 "task": task.module_path,
                 "backend": self.alias,
-                "args": normalize_json(args),
-                "kwargs": normalize_json(kwargs),
+                "args": _json(args),
+                "kwargs": _json(kwargs),
                 "errors": [],
             },
             priority=task.priority,
@@ -71,6 +72,15 @@ class QueueBackend(BaseTaskBackend):
         if item is None:
             raise TaskResultDoesNotExist(result_id)
         return task_result(item)
+
+
+def _json(value: Any) -> Any:
+    """``normalize_json``, refusing also the floats JSON has no text for (NaN,
+    Infinity): neither database stores them, so a ValueError here (at enqueue, or
+    failing the attempt that returned one) rather than the database's refusal."""
+    value = normalize_json(value)
+    json.dumps(value, allow_nan=False)
+    return value
 
 
 @lru_cache(maxsize=1024)
@@ -114,7 +124,7 @@ def _run(item: QueueItem) -> Any:
     args, kwargs = result.args, result.kwargs
     if result.task.takes_context:
         args = [TaskContext(task_result=result), *args]
-    return normalize_json(result.task.call(*args, **kwargs))
+    return _json(result.task.call(*args, **kwargs))
 
 
 def _failed(item: QueueItem, outcome: Any) -> None:

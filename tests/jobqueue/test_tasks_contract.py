@@ -150,3 +150,21 @@ def test_an_exception_whose_message_cannot_be_read_fails_the_task_not_the_worker
     assert result.status == TaskResultStatus.FAILED
     assert result.errors[0].exception_class is contract.Unprintable
     assert after.return_value == "after"
+
+
+@pytest.mark.parametrize("kind", ["nan", "inf"])
+def test_a_return_value_json_cannot_hold_fails_with_a_value_error(kind):
+    result = contract.make.enqueue(kind)
+    run_once()
+    result.refresh()
+    assert result.status == TaskResultStatus.FAILED
+    assert result.errors[0].exception_class is ValueError
+    assert "JSON" in result.errors[0].traceback
+
+
+def test_arguments_json_cannot_hold_are_refused_at_enqueue_before_the_database():
+    with pytest.raises(ValueError, match="JSON"):
+        contract.echo.enqueue(float("nan"))
+    with pytest.raises(ValueError, match="JSON"):
+        contract.echo.enqueue(value={"x": [float("-inf")]})
+    assert not QueueItem.objects.exists()
