@@ -8,7 +8,6 @@ change of the imports below.
 from __future__ import annotations
 
 import json
-import traceback
 from functools import lru_cache
 from typing import Any
 
@@ -19,9 +18,10 @@ from django_tasks.backends.base import BaseTaskBackend
 from django_tasks.base import Task, TaskContext, TaskError, TaskResult
 from django_tasks.exceptions import TaskResultDoesNotExist
 from django_tasks.signals import task_enqueued, task_finished, task_started
-from django_tasks.utils import get_module_path, normalize_json
+from django_tasks.utils import get_exception_traceback, get_module_path, normalize_json
 
 from jobqueue import operations
+from jobqueue.child import JobFailed
 from jobqueue.models import Operation, QueueItem, Status
 from jobqueue.services import QueueManager
 from jobqueue.sql import db_now
@@ -130,12 +130,18 @@ def _run(item: QueueItem) -> Any:
 def _failed(item: QueueItem, outcome: Any) -> None:
     """Store the attempt's error beside the earlier ones (TaskResult.errors)."""
     exc = outcome.result
-    error = {
-        "exception_class_path": get_module_path(type(exc)) if exc else "",
-        "traceback": "".join(traceback.format_exception(exc))
-        if exc
-        else outcome.error_message,
-    }
+    if isinstance(exc, BaseException):
+        error = {
+            "exception_class_path": get_module_path(type(exc)),
+            "traceback": get_exception_traceback(exc),
+        }
+    else:
+        # The queue failed the attempt itself (the database refused the result):
+        # its class, so that TaskError.exception_class resolves, and its message.
+        error = {
+            "exception_class_path": get_module_path(JobFailed),
+            "traceback": outcome.error_message,
+        }
     item.payload = {**item.payload, "errors": [*item.payload["errors"], error]}
     QueueItem.objects.filter(pk=item.pk).update(payload=item.payload)
     _finished_on_commit(item.pk)

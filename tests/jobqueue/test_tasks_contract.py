@@ -16,7 +16,7 @@ from io import StringIO
 import pytest
 from asgiref.sync import sync_to_async
 from django.core.management import call_command
-from django.db import connections, transaction
+from django.db import connection, connections, transaction
 from django.utils import timezone as dj_timezone
 from django_tasks import TaskResultStatus
 from django_tasks.exceptions import InvalidTaskError, TaskResultDoesNotExist
@@ -168,3 +168,16 @@ def test_arguments_json_cannot_hold_are_refused_at_enqueue_before_the_database()
     with pytest.raises(ValueError, match="JSON"):
         contract.echo.enqueue(value={"x": [float("-inf")]})
     assert not QueueItem.objects.exists()
+
+
+def test_a_return_value_the_database_refuses_fails_with_an_error_that_resolves():
+    result = contract.make.enqueue("nul")
+    run_once()
+    result.refresh()
+    if connection.vendor == "sqlite":  # SQLite's JSON holds U+0000
+        assert result.return_value == "a\x00b"
+        return
+    assert result.status == TaskResultStatus.FAILED
+    [error] = result.errors
+    assert issubclass(error.exception_class, Exception)
+    assert "refused to store" in error.traceback
