@@ -22,7 +22,7 @@ from django_tasks.utils import get_exception_traceback, get_module_path, normali
 
 from jobqueue import operations
 from jobqueue.child import JobFailed
-from jobqueue.models import Operation, QueueItem, Status
+from jobqueue.models import ExtractionMetric, Operation, QueueItem, Status
 from jobqueue.services import QueueManager
 from jobqueue.sql import db_now
 
@@ -34,6 +34,13 @@ RESULT_STATUS = {
     Status.FAILED: TaskResultStatus.FAILED,
     Status.CANCELLED: TaskResultStatus.FAILED,
 }
+# The attempts whose metrics row names the worker that made them.
+ATTEMPT_OUTCOMES = (
+    ExtractionMetric.Outcome.COMPLETED,
+    ExtractionMetric.Outcome.RETRY,
+    ExtractionMetric.Outcome.FAILED,
+    ExtractionMetric.Outcome.RESCUED,
+)
 
 
 class QueueBackend(BaseTaskBackend):
@@ -92,6 +99,23 @@ def _task(path: str, priority: int, queue_name: str, backend: str) -> Task:
     )
 
 
+def _worker_ids(item: QueueItem) -> list[str]:
+    """The worker of each attempt (``TaskResult.attempts`` counts them). The item
+    names the current or last attempt's; the metrics rows name the earlier ones,
+    and a lost one's (a rescue clears ``claimed_by``). Only a retried or rescued
+    task costs the query."""
+    last = [item.claimed_by] if item.claimed_by and item.attempts else []
+    earlier = item.attempts - len(last)
+    if earlier <= 0:
+        return last
+    rows = ExtractionMetric.objects.filter(
+        job_id=item.pk, attempt__lte=earlier, outcome__in=ATTEMPT_OUTCOMES
+    ).order_by("id")
+    # The latest row of each attempt: a job retried from failed counts again from 1.
+    by_attempt = dict(rows.values_list("attempt", "worker_id"))
+    return [by_attempt.get(n, "") for n in range(1, earlier + 1)] + last
+
+
 def task_result(item: QueueItem) -> TaskResult:
     """The queue item as Django's ``TaskResult``."""
     payload = item.payload
@@ -110,8 +134,7 @@ def task_result(item: QueueItem) -> TaskResult:
         kwargs=payload["kwargs"],
         backend=payload["backend"],
         errors=[TaskError(**error) for error in payload.get("errors", [])],
-        # One entry per attempt (TaskResult.attempts counts them).
-        worker_ids=[item.claimed_by] * item.attempts,
+        worker_ids=_worker_ids(item),
     )
     object.__setattr__(result, "_return_value", item.result)
     return result

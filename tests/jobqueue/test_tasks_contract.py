@@ -21,7 +21,8 @@ from django.utils import timezone as dj_timezone
 from django_tasks import TaskResultStatus
 from django_tasks.exceptions import InvalidTaskError, TaskResultDoesNotExist
 
-from jobqueue.models import QueueItem
+from jobqueue.models import ExtractionMetric, QueueItem
+from jobqueue.services import QueueManager
 from tests.conftest import REPO_ROOT
 from tests.jobqueue.task_apps import contract
 
@@ -181,3 +182,33 @@ def test_a_return_value_the_database_refuses_fails_with_an_error_that_resolves()
     [error] = result.errors
     assert issubclass(error.exception_class, Exception)
     assert "refused to store" in error.traceback
+
+
+def test_worker_ids_name_the_worker_of_each_attempt():
+    result = contract.fail_first.enqueue()
+    run_once("--max-retries", "1")
+    make_due(result)
+    run_once("--max-retries", "1")
+    result.refresh()
+    assert result.status == TaskResultStatus.SUCCESSFUL
+    workers = list(
+        ExtractionMetric.objects.filter(job_id=int(result.id))
+        .order_by("attempt")
+        .values_list("worker_id", flat=True)
+    )
+    assert len(set(workers)) == 2  # two runs, two workers
+    assert result.worker_ids == workers
+    # What the second attempt's context said.
+    assert result.return_value == workers
+
+
+def test_a_lost_attempt_keeps_the_id_of_the_worker_that_lost_it():
+    result = contract.echo.enqueue(1)
+    QueueManager().claim("ghost-worker")
+    QueueItem.objects.filter(pk=int(result.id)).update(
+        started_at=dj_timezone.now() - timedelta(hours=1)
+    )
+    assert QueueManager().rescue_stale_workers(60) == 1
+    result.refresh()
+    assert (result.status, result.attempts) == (TaskResultStatus.READY, 1)
+    assert result.worker_ids == ["ghost-worker"]
