@@ -8,6 +8,7 @@ change of the imports below.
 from __future__ import annotations
 
 import json
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -34,6 +35,9 @@ RESULT_STATUS = {
     Status.FAILED: TaskResultStatus.FAILED,
     Status.CANCELLED: TaskResultStatus.FAILED,
 }
+# The ids ``enqueue`` gives (``str(pk)``) and no other spelling of them: int() also
+# reads "007" and other scripts' digits ("١٢"), and refuses "²", which isdigit() passes.
+RESULT_ID = re.compile(r"[1-9][0-9]{0,17}")
 # The attempts whose metrics row names the worker that made them.
 ATTEMPT_OUTCOMES = (
     ExtractionMetric.Outcome.COMPLETED,
@@ -72,7 +76,7 @@ class QueueBackend(BaseTaskBackend):
 
     def get_result(self, result_id: str) -> TaskResult:
         item = None
-        if str(result_id).isdigit():
+        if RESULT_ID.fullmatch(str(result_id)):
             item = QueueItem.objects.filter(
                 pk=int(result_id), operation=Operation.TASK
             ).first()

@@ -18,7 +18,7 @@ from asgiref.sync import sync_to_async
 from django.core.management import call_command
 from django.db import connection, connections, transaction
 from django.utils import timezone as dj_timezone
-from django_tasks import TaskResultStatus
+from django_tasks import TaskResultStatus, default_task_backend
 from django_tasks.exceptions import InvalidTaskError, TaskResultDoesNotExist
 
 from jobqueue.models import ExtractionMetric, QueueItem
@@ -212,3 +212,11 @@ def test_a_lost_attempt_keeps_the_id_of_the_worker_that_lost_it():
     result.refresh()
     assert (result.status, result.attempts) == (TaskResultStatus.READY, 1)
     assert result.worker_ids == ["ghost-worker"]
+
+
+def test_a_result_id_in_other_digits_does_not_exist():
+    result = contract.echo.enqueue(1)
+    arabic_indic = "".join(chr(0x660 + int(digit)) for digit in result.id)
+    for result_id in ("²", arabic_indic, f"0{result.id}"):
+        with pytest.raises(TaskResultDoesNotExist):
+            default_task_backend.get_result(result_id)
