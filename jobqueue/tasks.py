@@ -17,7 +17,7 @@ from django.utils.module_loading import import_string
 from django_tasks import TaskResultStatus
 from django_tasks.backends.base import BaseTaskBackend
 from django_tasks.base import Task, TaskContext, TaskError, TaskResult
-from django_tasks.exceptions import TaskResultDoesNotExist
+from django_tasks.exceptions import InvalidTaskError, TaskResultDoesNotExist
 from django_tasks.signals import task_enqueued, task_finished, task_started
 from django_tasks.utils import get_exception_traceback, get_module_path, normalize_json
 
@@ -38,6 +38,7 @@ RESULT_STATUS = {
 # The ids ``enqueue`` gives (``str(pk)``) and no other spelling of them: int() also
 # reads "007" and other scripts' digits ("١٢"), and refuses "²", which isdigit() passes.
 RESULT_ID = re.compile(r"[1-9][0-9]{0,17}")
+QUEUE_NAME_MAX = QueueItem._meta.get_field("queue_name").max_length
 # The attempts whose metrics row names the worker that made them.
 ATTEMPT_OUTCOMES = (
     ExtractionMetric.Outcome.COMPLETED,
@@ -54,6 +55,16 @@ class QueueBackend(BaseTaskBackend):
     supports_async_task = True
     supports_get_result = True
     supports_priority = True
+
+    def validate_task(self, task: Task) -> None:
+        super().validate_task(task)
+        # The same error on both databases (PostgreSQL would refuse the row at
+        # enqueue, SQLite keep it whole), and at ``@task``/``using()``, not later.
+        if len(task.queue_name) > QUEUE_NAME_MAX:
+            raise InvalidTaskError(
+                f"Task queue names are at most {QUEUE_NAME_MAX} characters "
+                f"({len(task.queue_name)} given)."
+            )
 
     def enqueue(self, task: Task, args: Any, kwargs: Any) -> TaskResult:
         self.validate_task(task)

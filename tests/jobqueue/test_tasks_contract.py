@@ -220,3 +220,13 @@ def test_a_result_id_in_other_digits_does_not_exist():
     for result_id in ("²", arabic_indic, f"0{result.id}"):
         with pytest.raises(TaskResultDoesNotExist):
             default_task_backend.get_result(result_id)
+
+
+def test_a_queue_name_longer_than_the_queue_holds_is_an_invalid_task():
+    longest = "q" * QueueItem._meta.get_field("queue_name").max_length
+    result = contract.echo.using(queue_name=longest).enqueue(1)
+    run_once("--queue", longest)
+    result.refresh()
+    assert result.return_value == 1
+    with pytest.raises(InvalidTaskError, match="queue"):
+        contract.echo.using(queue_name=longest + "q")
