@@ -13,6 +13,7 @@ from functools import lru_cache
 from typing import Any
 
 from django.db import transaction
+from django.utils.dateparse import parse_datetime
 from django.utils.module_loading import import_string
 from django_tasks import TaskResultStatus
 from django_tasks.backends.base import BaseTaskBackend
@@ -68,6 +69,7 @@ class QueueBackend(BaseTaskBackend):
 
     def enqueue(self, task: Task, args: Any, kwargs: Any) -> TaskResult:
         self.validate_task(task)
+        run_after = task.run_after.isoformat() if task.run_after else None
         item = QueueManager(Operation.TASK).enqueue_job(
             Operation.TASK,
             payload={
@@ -76,6 +78,9 @@ class QueueBackend(BaseTaskBackend):
                 "args": _json(args),
                 "kwargs": _json(kwargs),
                 "errors": [],
+                # The task as enqueued (TaskResult.task), whatever the item's
+                # next_retry_at says once retries move it.
+                "run_after": run_after,
             },
             priority=task.priority,
             queue_name=task.queue_name,
@@ -106,12 +111,15 @@ def _json(value: Any) -> Any:
 
 
 @lru_cache(maxsize=1024)
-def _task(path: str, priority: int, queue_name: str, backend: str) -> Task:
+def _task(
+    path: str, priority: int, queue_name: str, backend: str, run_after: str | None
+) -> Task:
     # Task.using() validates against the backend each time; a worker asks for the
     # same few tasks thousands of times.
-    return import_string(path).using(
+    task = import_string(path).using(
         priority=priority, queue_name=queue_name, backend=backend
     )
+    return task.using(run_after=parse_datetime(run_after)) if run_after else task
 
 
 def _worker_ids(item: QueueItem) -> list[str]:
@@ -134,9 +142,13 @@ def _worker_ids(item: QueueItem) -> list[str]:
 def task_result(item: QueueItem) -> TaskResult:
     """The queue item as Django's ``TaskResult``."""
     payload = item.payload
-    task = _task(payload["task"], item.priority, item.queue_name, payload["backend"])
-    if item.status == Status.RETRY_PENDING and item.next_retry_at is not None:
-        task = task.using(run_after=item.next_retry_at)
+    task = _task(
+        payload["task"],
+        item.priority,
+        item.queue_name,
+        payload["backend"],
+        payload.get("run_after"),
+    )
     result = TaskResult(
         task=task,
         id=str(item.pk),

@@ -230,3 +230,18 @@ def test_a_queue_name_longer_than_the_queue_holds_is_an_invalid_task():
     assert result.return_value == 1
     with pytest.raises(InvalidTaskError, match="queue"):
         contract.echo.using(queue_name=longest + "q")
+
+
+def test_the_result_names_the_task_as_enqueued_with_its_run_after():
+    when = dj_timezone.now() - timedelta(seconds=1)
+    result = contract.fail_first.using(run_after=when).enqueue()
+    assert result.task.run_after == when
+    run_once("--max-retries", "1")
+    result.refresh()
+    # Waiting for its retry, then done: still the task it was enqueued as.
+    assert default_task_backend.get_result(result.id).task.run_after == when
+    make_due(result)
+    run_once("--max-retries", "1")
+    again = default_task_backend.get_result(result.id)
+    assert again.status == TaskResultStatus.SUCCESSFUL
+    assert again.task == result.task
