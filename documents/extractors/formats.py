@@ -130,7 +130,7 @@ TEXT = Format(
     mime_type="text/plain",
     extensions=(".txt", ".text"),
     extractor="text:extract_text",
-    requires="charset-normalizer",
+    requires="chardetng-py",
     textual=True,
 )
 
@@ -201,7 +201,7 @@ MARKDOWN = Format(
     mime_type="text/markdown",
     extensions=(".md", ".markdown"),
     extractor="text:extract_text",
-    requires="charset-normalizer",
+    requires="chardetng-py",
     other_mime_types=("text/x-markdown",),
     textual=True,
 )
@@ -211,7 +211,7 @@ CSV = Format(
     mime_type="text/csv",
     extensions=(".csv",),
     extractor="text:extract_text",
-    requires="charset-normalizer",
+    requires="chardetng-py",
     textual=True,
 )
 

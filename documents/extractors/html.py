@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import codecs
 import os
 import re
-from collections.abc import Iterator
 
 from .base import (
     CorruptFileError,
     ExtractionResult,
     ExtractOptions,
     TextBuilder,
+    join_notes,
     short_reason,
 )
-from .text import detect_encoding
+from .text import codec_for_label, decode
 
 _INVISIBLE = ("script", "style", "noscript", "template", "svg", "head")
 _BLOCKS = {
@@ -38,20 +37,22 @@ def extract_html(
     """Extract the visible text of an HTML page, up to the limit."""
     with open(path, "rb") as fh:
         data = fh.read()
+    lines, note = html_lines(data)
     text = TextBuilder(options.max_chars)
-    text.extend(html_lines(data))
+    text.extend(lines)
     body = text.text
     return ExtractionResult(
         text=body,
         page_count=None,
         confidence=1.0 if body.strip() else 0.0,
         extractor="html",
-        note=text.note,
+        note=join_notes(text.note, note),
     )
 
 
-def html_lines(markup: bytes | str) -> Iterator[str]:
-    """The non-empty lines of text a browser would show (title first)."""
+def html_lines(markup: bytes | str) -> tuple[list[str], str]:
+    """The non-empty lines of text a browser would show (title first), and a note
+    when part of the page could not be read."""
     import lxml.html
     from lxml import etree
 
@@ -60,16 +61,26 @@ def html_lines(markup: bytes | str) -> Iterator[str]:
     # lxml refuses a str that still declares an encoding.
     markup = _XML_DECLARATION.sub("", markup.lstrip("\ufeff"))
     if not markup.strip():
-        return
+        return [], ""
+    # Old pages leave <font> and <div> unclosed, hundreds deep: libxml2 stops
+    # reading at 256 levels unless told the tree may be huge (then at 2,048).
+    parser = lxml.html.HTMLParser(huge_tree=True)
     try:
-        root = lxml.html.document_fromstring(markup)
+        root = lxml.html.document_fromstring(markup, parser=parser)
     except (etree.ParserError, ValueError) as exc:
         raise CorruptFileError(
             f"its HTML cannot be parsed ({short_reason(exc)})"
         ) from exc
+    note = ""
+    if any(e.type_name == "ERR_RESOURCE_LIMIT" for e in parser.error_log):
+        note = (
+            "The page's elements are nested too deeply (over 2,048 levels): its "
+            "text from there on was not read."
+        )
+    lines = []
     title = root.findtext(".//title")
     if title and title.strip():
-        yield _SPACES.sub(" ", title).strip()
+        lines.append(_SPACES.sub(" ", title).strip())
     for element in list(root.iter(*_INVISIBLE)):  # not while iterating the tree
         element.drop_tree()
     for element in root.iter(etree.Element):
@@ -80,22 +91,19 @@ def html_lines(markup: bytes | str) -> Iterator[str]:
                 element.text = "\n" + (element.text or "")
         elif tag in _CELLS:
             element.tail = " " + (element.tail or "")
-    # Text is never longer than the markup, so this string is bounded by the file.
+    # Text is never longer than the markup, so this list is bounded by the file.
     for line in root.text_content().split("\n"):
         line = _SPACES.sub(" ", line).strip()
         if line:
-            yield line
+            lines.append(line)
+    return lines, note
 
 
 def decode_html(data: bytes) -> str:
     """Decode as browsers do: byte-order mark, then the declared charset, then a guess."""
-    encoding, confidence = detect_encoding(data[:4])
-    if confidence < 1.0 or encoding == "utf-8":  # no byte-order mark
-        declared = _DECLARED.search(data[:4096])
-        name = (declared.group(1) or declared.group(2)).decode() if declared else ""
-        try:
-            encoding = codecs.lookup(name).name if name else ""
-        except LookupError:
-            encoding = ""
-        encoding = encoding or detect_encoding(data)[0]
-    return data.decode(encoding, errors="replace")
+    declared = _DECLARED.search(data[:4096])
+    label = (declared.group(1) or declared.group(2)).decode() if declared else None
+    if (codec_for_label(label) or "").startswith(("utf-16", "utf-32")):
+        # A label read in ASCII bytes cannot be right about UTF-16 (WHATWG: UTF-8).
+        label = "utf-8"
+    return decode(data, label)

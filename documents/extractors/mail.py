@@ -10,6 +10,7 @@ from email.parser import BytesParser
 
 from .base import ExtractionResult, ExtractOptions, TextBuilder
 from .html import html_lines
+from .text import decode
 
 _HEADERS = ("From", "To", "Cc", "Subject", "Date")
 
@@ -43,7 +44,7 @@ def _lines(message: EmailMessage) -> Iterator[str]:
     if part is not None:
         content = _content(part)
         if part.get_content_subtype() == "html":
-            yield from html_lines(content)
+            yield from html_lines(content)[0]
         else:
             yield from content.splitlines()
     names = [_attachment_name(a) for a in message.iter_attachments()]
@@ -62,11 +63,11 @@ def _header(message: EmailMessage, name: str) -> str:
 
 
 def _content(part: EmailMessage) -> str:
-    try:
-        return part.get_content()
-    except (LookupError, ValueError, AssertionError):  # unknown charset, bad encoding
-        payload = part.get_payload(decode=True) or b""
-        return payload.decode("utf-8", errors="replace")
+    """The part's text. Its charset is often missing (us-ascii by the RFC, yet
+    8-bit), unknown to Python, or ISO-8859-1 on Windows text: decoded as a mail
+    program would, where the standard library put U+FFFD or C1 controls."""
+    payload = part.get_payload(decode=True) or b""
+    return decode(payload, part.get_content_charset())
 
 
 def _attachment_name(part: EmailMessage) -> str:

@@ -70,10 +70,9 @@ def looks_like_text(prefix: bytes) -> bool:
     if b"\x00" in prefix:
         return False
     decoded = _decode_utf8_prefix(prefix)
-    if decoded is None:
+    # Escapes in seven bits may switch character sets (ISO-2022-JP mail).
+    if decoded is None or "\x1b" in decoded:
         decoded = _guess_decode(prefix)
-    if decoded is None:
-        return False
     return len(_CONTROL.findall(decoded)) <= _MAX_CONTROL_SHARE * max(len(decoded), 1)
 
 
@@ -136,7 +135,14 @@ def surely_email(prefix: bytes) -> bool:
 
 
 def _html_head(prefix: bytes) -> bytes:
-    head = prefix[:2048].removeprefix(codecs.BOM_UTF8).lower()
+    head = prefix[:4096]
+    for bom in _BOMS:
+        if head.startswith(bom) and bom != codecs.BOM_UTF8:
+            # A page saved as "Unicode" (UTF-16): its tags, in bytes that match.
+            codec = "utf-32" if len(bom) == 4 else "utf-16"
+            head = head.decode(codec, "ignore").encode()
+            break
+    head = head[:2048].removeprefix(codecs.BOM_UTF8).lower()
     declaration = _XML_DECLARATION.match(head)
     return head[declaration.end() :] if declaration else head
 
@@ -167,8 +173,9 @@ def _decode_utf8_prefix(prefix: bytes) -> str | None:
         return None
 
 
-def _guess_decode(prefix: bytes) -> str | None:
-    from charset_normalizer import from_bytes
+def _guess_decode(prefix: bytes) -> str:
+    from .text import detect_encoding  # text imports this module
 
-    best = from_bytes(prefix).best()
-    return None if best is None else str(best)
+    encoding, _ = detect_encoding(prefix)
+    # Not final: the prefix may end inside a character.
+    return codecs.getincrementaldecoder(encoding)("replace").decode(prefix, False)

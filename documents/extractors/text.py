@@ -24,24 +24,31 @@ _BOM_ENCODINGS = (
     (codecs.BOM_UTF16_BE, "utf-16"),
 )
 _NEWLINES = re.compile(r"\r\n?|\u2028|\u2029")
-_WESTERN = "cp1252"  # superset of ISO-8859-1's printable characters
-# Letters of Western European languages outside ASCII, as cp1252 decodes them. Not
-# Iceland's ð þ ý: Turkish ğ ş ı in cp1254 decode to them.
-_WESTERN_LETTERS = frozenset(
-    "ÀÁÂÃÄÅÆÇÈÉÊËÌÍÎÏÑÒÓÔÕÖØÙÚÛÜßàáâãäåæçèéêëìíîïñòóôõöøùúûüÿŒœŠšŽžŸ"
-)
-# Inside a word: apostrophes and Catalan's middle dot; any other symbol between two
-# letters ("Za¿ó³æ" is Polish in cp1250) means another code page.
-_IN_WORD = frozenset("’·")
-_MAX_FOREIGN_SHARE = 0.4
-# A language is told from the accented letters: few of them tell nothing (a short
-# Catalan sentence comes out as "Hungarian, cp1258").
-_SURE_COHERENCE = 0.3  # charset-normalizer's language fit, 0..1
-_SURE_NON_ASCII = 16  # of letters not in ASCII; Cyrillic or Greek come out ~100%
-_WESTERN_LANGUAGES = {  # as charset-normalizer names them
-    "English", "French", "German", "Spanish", "Portuguese", "Italian", "Dutch",
-    "Danish", "Swedish", "Norwegian", "Finnish", "Indonesian",
-}  # fmt: skip
+_WESTERN = "cp1252"  # what browsers fall back to
+# Labels whose text browsers and mail programs read with a larger code page than
+# Python's codec of that name (WHATWG Encoding Standard): "ISO-8859-1" text is
+# written on Windows, curly quotes and euro sign in 0x80-0x9F; "Shift_JIS" holds
+# Windows' ① and NEC symbols.
+_SUPERSETS = {
+    "ascii": "cp1252",
+    "iso8859-1": "cp1252",
+    "iso8859-9": "cp1254",
+    "iso8859-11": "cp874",
+    "tis-620": "cp874",
+    "gb2312": "gb18030",
+    "gbk": "gb18030",
+    "shift_jis": "cp932",
+    "euc_kr": "cp949",
+    "big5": "big5hkscs",
+}
+# WHATWG names that Python's codecs do not know.
+_WHATWG_NAMES = {
+    "windows-874": "cp874",
+    "x-mac-cyrillic": "mac-cyrillic",
+    "iso-8859-8-i": "iso8859-8",
+    "windows-31j": "cp932",
+    "x-sjis": "cp932",
+}
 
 
 def extract_text(
@@ -82,7 +89,7 @@ def extract_text(
 
 
 def detect_encoding(data: bytes) -> tuple[str, float]:
-    """Return (encoding, confidence) for raw bytes; never fails."""
+    """Return (Python codec, confidence) for raw bytes; never fails."""
     for bom, encoding in _BOM_ENCODINGS:
         if data.startswith(bom):
             return encoding, 1.0
@@ -90,83 +97,54 @@ def detect_encoding(data: bytes) -> tuple[str, float]:
     utf16 = utf16_without_bom(data)
     if utf16:
         return utf16, 0.9
+    # ISO-2022-JP (Japanese mail) is seven-bit, so valid UTF-8 too: its escapes tell.
+    if b"\x1b" not in data and _is_utf8(data):
+        return "utf-8", 1.0
+    # A legacy code page: chardetng (Firefox's detector) tells them apart from
+    # letter pairs, so a short "Łódź" or "Привет" is read right, where a detector
+    # of language statistics needs paragraphs (it gave Big5, UTF-16, cp1125).
+    from chardetng_py import EncodingDetector
+
+    detector = EncodingDetector()
+    detector.feed(data, last=True)
+    name, sure = detector.guess_assess(tld=None, allow_utf8=True)
+    encoding = codec_for_label(name) or _WESTERN
+    if encoding == "utf-8" and _is_utf8(data):
+        return encoding, 1.0
+    return encoding, 0.9 if sure else 0.6
+
+
+def codec_for_label(label: str | None) -> str | None:
+    """The Python codec for text labelled ``label`` (a charset of HTML, mail or
+    a detector), read as browsers read it; None for a label nobody knows."""
+    name = (label or "").strip().strip("\"'").lower()
+    if not name:
+        return None
+    try:
+        codec = codecs.lookup(_WHATWG_NAMES.get(name, name)).name
+    except LookupError:
+        return None
+    return _SUPERSETS.get(codec, codec)
+
+
+def decode(data: bytes, declared: str | None = None) -> str:
+    """Bytes as their reader sees them: a byte-order mark decides, then the declared
+    charset, unless the bytes are UTF-8 under another label (an editor saved them
+    again); with no usable label, the detected encoding."""
+    for bom, encoding in _BOM_ENCODINGS:
+        if data.startswith(bom):
+            return data.decode(encoding, errors="replace")
+    encoding = codec_for_label(declared)
+    if encoding is None or (
+        encoding != "utf-8" and not data.isascii() and _is_utf8(data)
+    ):
+        encoding = detect_encoding(data)[0]
+    return data.decode(encoding, errors="replace")
+
+
+def _is_utf8(data: bytes) -> bool:
     try:
         data.decode("utf-8")
     except UnicodeDecodeError:
-        pass
-    else:
-        return "utf-8", 1.0
-    from charset_normalizer import from_bytes
-
-    matches = from_bytes(data)
-    best = matches.best()
-    if _reads_as_western(data) and not _surely_other(data, best):
-        # Few bytes give a detector little to go on (a short CSV of names came out
-        # as cp775): text that reads as Western European in cp1252 is taken as such.
-        return _WESTERN, 0.8 if best is None else round(max(0.5, 0.9 - best.chaos), 3)
-    if best is None:
-        return "latin-1", 0.3  # decodes any byte string; last resort
-    encoding = best.encoding
-    # Latin text often fits several code pages almost equally well (cp1250 and
-    # cp1252 share most accented letters); for a Western European language
-    # choose the code page those languages are actually written in.
-    slack = 0.05 if best.language in _WESTERN_LANGUAGES else 0.01
-    for match in matches:
-        if (
-            _WESTERN in (match.encoding, *match.could_be_from_charset)
-            and match.chaos <= best.chaos + slack
-            and match.coherence >= best.coherence - 0.02
-        ):
-            encoding = _WESTERN
-            break
-    # A guess, however good: a wrong code page garbles accented letters.
-    return encoding, round(max(0.5, 0.9 - best.chaos), 3)
-
-
-def _reads_as_western(data: bytes) -> bool:
-    """True when cp1252 decodes the bytes into something that reads as Western
-    European text: accented letters here and there inside mostly-ASCII words.
-    Single-byte Cyrillic, Greek or Hebrew decode to runs of accented letters."""
-    try:
-        text = data.decode(_WESTERN)
-    except UnicodeDecodeError:  # 0x81, 0x8D, 0x8F, 0x90, 0x9D: unused in cp1252
         return False
-    letters = accented = run = 0
-    previous = " "
-    for index, char in enumerate(text):
-        if char.isascii():
-            run = 0
-            letters += char.isalpha()
-        elif char.isalpha():
-            if char not in _WESTERN_LETTERS:
-                return False
-            letters += 1
-            accented += 1
-            run += 1
-            if run == 3:  # three accented letters in a row: no Western word
-                return False
-        else:
-            run = 0
-            following = text[index + 1 : index + 2]
-            if char not in _IN_WORD and previous.isalpha() and following.isalpha():
-                return False
-        previous = char
-    # Something beyond ASCII (else UTF-8 would have done), in the right measure.
-    return text != data.decode("ascii", "replace") and (
-        accented <= _MAX_FOREIGN_SHARE * letters
-    )
-
-
-def _surely_other(data: bytes, best: object) -> bool:
-    """True when the detector found a non-Western language it is sure of, from
-    enough evidence (Hungarian in cp1250 reads as Western in cp1252 but for ő, ű)."""
-    if best is None or _WESTERN in (best.encoding, *best.could_be_from_charset):
-        return False
-    if sum(byte > 0x7F for byte in data) < _SURE_NON_ASCII:
-        return False
-    language = best.language
-    return (
-        language not in _WESTERN_LANGUAGES
-        and language != "Unknown"
-        and best.coherence >= _SURE_COHERENCE
-    )
+    return True

@@ -1,0 +1,153 @@
+"""Documents the product had not seen: each test is a defect found by running real
+files from other producers through the extraction, rebuilt here with Python alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from documents.extractors import detect_mime_type, extract
+from documents.extractors.text import detect_encoding
+
+
+def write(tmp_path: Path, name: str, content: bytes) -> Path:
+    path = tmp_path / name
+    path.write_bytes(content)
+    return path
+
+
+# --- text in legacy code pages ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "encoding"),
+    [
+        # Short Polish, Czech and Hungarian text came out as Big5, UTF-16 or cp1252.
+        ("Łódź", "cp1250"),
+        ("Zażółć", "cp1250"),
+        ("Łódź, ul. Piotrkowska 12\n", "cp1250"),
+        ("Małgorzata Wiśniewska", "cp1250"),
+        ("Szczęście", "cp1250"),
+        ("imię;nazwisko;miasto\nJan;Kowalski;Kraków\nPaweł;Żak;Łódź\n", "cp1250"),
+        ("Zażółć gęślą jaźń. Pchnąć w tę łódź jeża.\n", "iso-8859-2"),
+        ("Praha, Česká republika", "cp1250"),
+        # Other scripts' code pages: Cyrillic read as cp1125, Hebrew as Johab.
+        ("Привет мир\n", "cp1251"),
+        ("שלום עולם, מה שלומך?\n", "cp1255"),
+        ("Şişli'de güzel bir gün geçirdik, ığdır.\n", "cp1254"),
+        ("Съешь же ещё этих мягких французских булок.\n", "koi8-r"),
+        # Western text stays Western.
+        ("Où est la bibliothèque? Ça coûte 5 €.\n", "cp1252"),
+        ("¿Qué tal? ¡Muy bien! El niño comió piña.\n", "cp1252"),
+        ("name,city\nJosé,Zürich\nFrançois,Besançon\n", "cp1252"),
+    ],
+)
+def test_legacy_code_pages_decode_to_the_written_text(
+    tmp_path: Path, text: str, encoding: str
+) -> None:
+    result = extract(write(tmp_path, "notes.txt", text.encode(encoding)))
+    assert result.text == text
+    assert "(a best guess)" in result.note
+
+
+def test_iso_2022_jp_text_is_decoded_not_shown_with_its_escapes(tmp_path: Path) -> None:
+    # Seven bits, so valid UTF-8: it came out with ESC $ B sequences in it.
+    text = "日本語のメールです。\n"
+    result = extract(write(tmp_path, "mail.txt", text.encode("iso-2022-jp")))
+    assert result.text == text
+
+
+def test_detected_encodings_are_python_codecs_of_the_browsers_supersets() -> None:
+    # Shift_JIS as Windows writes it (cp932: ① and NEC's symbols), not strict JIS.
+    encoding, _ = detect_encoding("①番の資料を送ります。".encode("cp932"))
+    assert encoding == "cp932"
+
+
+# --- HTML -------------------------------------------------------------------------------
+
+
+def test_html_deeper_than_libxml2s_default_depth_keeps_all_its_text(
+    tmp_path: Path,
+) -> None:
+    # Old pages never close their <font> or <div> tags: text past 255 levels was
+    # dropped without a word (confidence 1.0, no note).
+    page = (
+        b"<html><body>"
+        + b"".join(b"<div>Section %d\n" % n for n in range(400))
+        + b"</body></html>"
+    )
+    result = extract(write(tmp_path, "old.html", page))
+    assert "Section 0" in result.text and "Section 399" in result.text
+
+
+def test_html_too_deep_to_parse_says_so(tmp_path: Path) -> None:
+    page = b"<html><body><p>Top.</p>" + b"<div>" * 5000 + b"Deep" + b"</div>" * 5000
+    result = extract(write(tmp_path, "deep.html", page + b"</body></html>"))
+    assert "nested too deeply" in result.note
+
+
+def test_html_latin1_label_is_read_as_windows_1252_like_browsers(
+    tmp_path: Path,
+) -> None:
+    # Browsers read "iso-8859-1" as windows-1252; Python's latin-1 gave C1 controls.
+    page = (
+        b"<html><head><meta charset='iso-8859-1'></head><body><p>5 \x80 \x93ok\x94</p>"
+    )
+    assert extract(write(tmp_path, "p.html", page)).text == "5 € “ok”"
+
+
+def test_html_in_utf8_labelled_latin1_is_read_as_utf8(tmp_path: Path) -> None:
+    page = "<html><head><meta charset='iso-8859-1'></head><body><p>Zażółć gęślą</p>"
+    assert extract(write(tmp_path, "p.html", page.encode())).text == "Zażółć gęślą"
+
+
+def test_html_in_utf16_is_html_not_plain_text(tmp_path: Path) -> None:
+    # Notepad's and Word's "Unicode" HTML: the tags came out as text.
+    page = "<html><body><p>Zoë's page</p></body></html>".encode("utf-16")
+    path = write(tmp_path, "page.html", page)
+    assert detect_mime_type(path) == "text/html"
+    assert extract(path).text == "Zoë's page"
+
+
+# --- e-mail -----------------------------------------------------------------------------
+
+MAIL_HEAD = (
+    b"From: jose@example.es\r\nTo: maria@example.es\r\nSubject: Reunion\r\n"
+    b"Date: Thu, 7 Nov 2024 09:00:00 +0100\r\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("headers", "body", "expected"),
+    [
+        # No MIME headers at all (us-ascii by the RFC), the body in UTF-8.
+        (b"", "See you at the café, Zoë.".encode(), "See you at the café, Zoë."),
+        # Declared text/plain without a charset, the body in Latin-1.
+        (
+            b"MIME-Version: 1.0\r\nContent-Type: text/plain\r\n"
+            b"Content-Transfer-Encoding: 8bit\r\n",
+            "Hola María, la reunión es mañana.".encode("latin-1"),
+            "Hola María, la reunión es mañana.",
+        ),
+        # A charset Python does not know.
+        (
+            b"MIME-Version: 1.0\r\nContent-Type: text/plain; charset=x-unknown\r\n",
+            "Grüße aus Köln".encode("cp1252"),
+            "Grüße aus Köln",
+        ),
+        # iso-8859-1 as Outlook labels windows-1252 text.
+        (
+            b"MIME-Version: 1.0\r\nContent-Type: text/plain; charset=iso-8859-1\r\n",
+            b"\x93Quoted\x94 costs 5 \x80",
+            "“Quoted” costs 5 €",
+        ),
+    ],
+    ids=["no-mime-utf8", "no-charset-latin1", "unknown-charset", "latin1-label"],
+)
+def test_mail_bodies_without_a_usable_charset_are_decoded(
+    tmp_path: Path, headers: bytes, body: bytes, expected: str
+) -> None:
+    path = write(tmp_path, "m.eml", MAIL_HEAD + headers + b"\r\n" + body + b"\r\n")
+    text = extract(path).text
+    assert expected in text and "\ufffd" not in text
