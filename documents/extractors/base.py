@@ -272,6 +272,10 @@ def _xml_error_types() -> tuple[type[BaseException], ...]:
     return tuple(types)
 
 
+# Office XML never declares a DTD; entity bombs ("billion laughs") do.
+DTD_REASON = "a DOCTYPE or entity declaration, which is not allowed"
+
+
 def damaged_xml(exc: BaseException) -> CorruptFileError | None:
     """The plain error for XML that cannot be parsed, found anywhere in the chain
     of `exc` (libraries wrap their parser's error in their own); else None."""
@@ -280,7 +284,7 @@ def damaged_xml(exc: BaseException) -> CorruptFileError | None:
         if isinstance(error, xml_errors):
             if type(error).__module__.startswith("defusedxml"):
                 # DTDForbidden, EntitiesForbidden: their text is a repr.
-                reason = "a DOCTYPE or entity declaration, which is not allowed"
+                reason = DTD_REASON
             else:
                 reason = short_reason(error)
             return CorruptFileError(f"its XML cannot be parsed ({reason})")

@@ -140,7 +140,7 @@ ODT = Format(
     mime_type="application/vnd.oasis.opendocument.text",
     extensions=(".odt",),
     extractor="odt:extract_odt",
-    requires="odfdo",
+    requires="lxml",
     zip_member="mimetype",
     zip_member_content=b"application/vnd.oasis.opendocument.text",
 )

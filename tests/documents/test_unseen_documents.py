@@ -3,6 +3,8 @@ files from other producers through the extraction, rebuilt here with Python alon
 
 from __future__ import annotations
 
+import io
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -151,3 +153,87 @@ def test_mail_bodies_without_a_usable_charset_are_decoded(
     path = write(tmp_path, "m.eml", MAIL_HEAD + headers + b"\r\n" + body + b"\r\n")
     text = extract(path).text
     assert expected in text and "\ufffd" not in text
+
+
+# --- OpenDocument text as LibreOffice writes it -----------------------------------------
+
+_ODF = (
+    'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+    'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '
+    'xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" '
+    'xmlns:svg="urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0" '
+    'xmlns:dc="http://purl.org/dc/elements/1.1/" '
+    'xmlns:xlink="http://www.w3.org/1999/xlink" office:version="1.3"'
+)
+
+
+def odt_with_body(body: str) -> bytes:
+    """An ODT package around an office:text body, as LibreOffice lays it out."""
+    content = (
+        f'<?xml version="1.0" encoding="UTF-8"?><office:document-content {_ODF}>'
+        f"<office:body><office:text>{body}</office:text></office:body>"
+        "</office:document-content>"
+    )
+    manifest = (
+        '<?xml version="1.0" encoding="UTF-8"?><manifest:manifest '
+        'xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0">'
+        '<manifest:file-entry manifest:full-path="/" '
+        'manifest:media-type="application/vnd.oasis.opendocument.text"/>'
+        '<manifest:file-entry manifest:full-path="content.xml" '
+        'manifest:media-type="text/xml"/></manifest:manifest>'
+    )
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as odt:
+        odt.writestr(
+            zipfile.ZipInfo("mimetype"),
+            "application/vnd.oasis.opendocument.text",
+            compress_type=zipfile.ZIP_STORED,
+        )
+        odt.writestr("content.xml", content)
+        odt.writestr("META-INF/manifest.xml", manifest)
+    return out.getvalue()
+
+
+def test_odt_comment_without_a_date_does_not_fail_the_document(
+    tmp_path: Path,
+) -> None:
+    # LibreOffice writes 0000-00-00 for a comment without a date: odfdo's text
+    # of the paragraph parsed it, and the whole file ended "damaged".
+    body = (
+        "<text:p>Comment here<office:annotation><dc:creator>Ann</dc:creator>"
+        "<dc:date>0000-00-00T00:00:00</dc:date><text:p>A remark</text:p>"
+        "</office:annotation> and after.</text:p>"
+    )
+    result = extract(write(tmp_path, "c.odt", odt_with_body(body)))
+    assert result.text == "Comment here and after."
+
+
+def test_odt_text_is_what_the_page_shows(tmp_path: Path) -> None:
+    body = (
+        "<text:tracked-changes><text:changed-region text:id='c1'><text:deletion>"
+        "<office:change-info><dc:creator>Bob</dc:creator>"
+        "<dc:date>2024-01-01T00:00:00</dc:date></office:change-info>"
+        "<text:p>Deleted words</text:p></text:deletion></text:changed-region>"
+        "</text:tracked-changes>"
+        "<text:h text:outline-level='1'>Contract</text:h>"
+        "<text:p>Keep this<text:change text:change-id='c1'/> text.</text:p>"
+        "<text:p>Noted<office:annotation><dc:creator>Ann</dc:creator>"
+        "<dc:date>2024-01-01T10:00:00</dc:date><text:p>A remark</text:p>"
+        "</office:annotation> here.</text:p>"
+        "<text:p>Visit <text:a xlink:href='https://example.com'>our site</text:a>"
+        " today.</text:p>"
+        "<text:p>Tab<text:tab/>then<text:line-break/>next,<text:s text:c='3'/>gap"
+        "<text:note text:id='n1' text:note-class='footnote'>"
+        "<text:note-citation>1</text:note-citation><text:note-body>"
+        "<text:p>The footnote.</text:p></text:note-body></text:note>.</text:p>"
+    )
+    text = extract(write(tmp_path, "t.odt", odt_with_body(body))).text
+    assert text.splitlines() == [
+        "Contract",
+        "Keep this text.",
+        "Noted here.",
+        "Visit our site today.",
+        "Tab\tthen",
+        "next,   gap.",
+        "The footnote.",
+    ]
