@@ -11,6 +11,7 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 from .base import (
     DEFAULT_OPTIONS,
     CorruptFileError,
+    ExtractionError,
     ExtractionResult,
     ExtractOptions,
     TextBuilder,
@@ -24,13 +25,17 @@ from .ocr import OcrUnavailable, reader
 # Pillow's own bomb threshold (~89 megapixels: an A4 page at 1,200 dpi fits).
 MAX_PIXELS = Image.MAX_IMAGE_PIXELS
 _PILLOW_PIXELS = re.compile(r"\((\d+) pixels\)")  # in Pillow's bomb message
+# Why each plugin refused a file it was shown: Pillow warns it when asked to.
+Image.WARN_POSSIBLE_FORMATS = True
+_NO_MODE = re.compile(r"^(\w+) opening failed\. (.*\bmode\b.*)$")
 
 
 def extract_image(
     path: str | os.PathLike[str], options: ExtractOptions = DEFAULT_OPTIONS
 ) -> ExtractionResult:
     """OCR every page (frame) of an image file."""
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(record=True) as reasons:
+        warnings.simplefilter("always")
         # Pillow only warns between its limit and twice it; refuse from the limit.
         warnings.simplefilter("error", Image.DecompressionBombWarning)
         try:
@@ -42,7 +47,7 @@ def extract_image(
             pixels = int(found.group(1)) if found else None
             raise UnsupportedFileError(_too_large(pixels)) from exc
         except UnidentifiedImageError as exc:
-            raise CorruptFileError("the image cannot be decoded") from exc
+            raise _unidentified(reasons) from exc
         except (OSError, SyntaxError, ValueError, EOFError) as exc:
             # Pillow reports truncated or inconsistent data with these.
             raise CorruptFileError(
@@ -104,6 +109,20 @@ def _read(image: Image.Image, options: ExtractOptions) -> ExtractionResult:
             **({"rotated_pages": page_ranges(rotated)} if rotated else {}),
         },
     )
+
+
+def _unidentified(reasons: list[warnings.WarningMessage]) -> ExtractionError:
+    """Damage, or a pixel format Pillow lacks (16-bit grey with alpha, as
+    ImageMagick writes it): its plugins' reasons tell."""
+    for reason in reasons:
+        found = _NO_MODE.search(str(reason.message))
+        if found:
+            return UnsupportedFileError(
+                f"This {found.group(1)} image uses a pixel format that cannot be read "
+                f"({found.group(2)}); save it as 8-bit greyscale or colour and upload "
+                "that."
+            )
+    return CorruptFileError("the image cannot be decoded")
 
 
 def _too_large(pixels: int | None, size: tuple[int, int] | None = None) -> str:

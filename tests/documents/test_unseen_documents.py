@@ -4,13 +4,20 @@ files from other producers through the extraction, rebuilt here with Python alon
 from __future__ import annotations
 
 import io
+import struct
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from documents.extractors import detect_mime_type, extract
+from documents.extractors import (
+    CorruptFileError,
+    UnsupportedFileError,
+    detect_mime_type,
+    extract,
+)
 from documents.extractors.text import detect_encoding
+from tests.files import image_bytes, text_image
 
 
 def write(tmp_path: Path, name: str, content: bytes) -> Path:
@@ -237,3 +244,40 @@ def test_odt_text_is_what_the_page_shows(tmp_path: Path) -> None:
         "next,   gap.",
         "The footnote.",
     ]
+
+
+# --- images -----------------------------------------------------------------------------
+
+
+def tiff_grey_alpha_16bit(width: int = 4, height: int = 4) -> bytes:
+    """A valid TIFF Pillow has no mode for (16-bit grey with alpha, as ImageMagick
+    writes a grey PNG with transparency)."""
+    pixels = bytes(width * height * 4)
+    start = 8 + 2 + 12 * 10 + 4
+    entries = [
+        (256, 3, 1, width),
+        (257, 3, 1, height),
+        (258, 3, 2, 16 | 16 << 16),  # two 16-bit samples, inline
+        (259, 3, 1, 1),
+        (262, 3, 1, 1),
+        (273, 4, 1, start),
+        (277, 3, 1, 2),
+        (278, 3, 1, height),
+        (279, 4, 1, len(pixels)),
+        (338, 3, 1, 2),  # the second sample is alpha
+    ]
+    ifd = struct.pack("<H", len(entries))
+    for tag, kind, count, value in entries:
+        ifd += struct.pack("<HHII", tag, kind, count, value)
+    return b"II*\x00" + struct.pack("<I", 8) + ifd + struct.pack("<I", 0) + pixels
+
+
+def test_an_image_in_a_pixel_format_pillow_lacks_is_unsupported_not_damaged(
+    tmp_path: Path,
+) -> None:
+    path = write(tmp_path, "scan.tif", tiff_grey_alpha_16bit())
+    with pytest.raises(UnsupportedFileError, match="pixel format"):
+        extract(path)
+    cut = write(tmp_path, "cut.tif", image_bytes(text_image(["Cut"]), "TIFF")[:60])
+    with pytest.raises(CorruptFileError):
+        extract(cut)
