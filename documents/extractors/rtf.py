@@ -10,10 +10,12 @@ from .base import (
     ExtractionResult,
     ExtractOptions,
     TextBuilder,
+    join_notes,
     short_reason,
 )
 
 _CODE_PAGE = re.compile(rb"\\ansicpg(\d+)")
+_CUT = "the RTF is incomplete (its end is missing); the upload may have been cut short"
 
 
 def extract_rtf(
@@ -41,10 +43,23 @@ def extract_rtf(
     text = TextBuilder(options.max_chars)
     text.extend(plain.splitlines())
     body = text.text.strip("\n")
+    note = text.note
+    if _unclosed(data):  # cut short: an upload or a save that did not finish
+        if not body.strip():
+            raise CorruptFileError(_CUT)
+        note = join_notes(note, f"The text may stop early: {_CUT}.")
     return ExtractionResult(
         text=body,
         page_count=None,
         confidence=1.0 if body.strip() else 0.0,
         extractor="rtf",
-        note=text.note,
+        note=note,
     )
+
+
+def _unclosed(data: bytes) -> bool:
+    """True when groups are opened and never closed: the file's end is lost.
+    (Counted at C speed; escaped braces, \\{ and \\}, are text.)"""
+    opened = data.count(b"{") - data.count(b"\\{")
+    closed = data.count(b"}") - data.count(b"\\}")
+    return opened > closed

@@ -281,3 +281,18 @@ def test_an_image_in_a_pixel_format_pillow_lacks_is_unsupported_not_damaged(
     cut = write(tmp_path, "cut.tif", image_bytes(text_image(["Cut"]), "TIFF")[:60])
     with pytest.raises(CorruptFileError):
         extract(cut)
+
+
+# --- RTF --------------------------------------------------------------------------------
+
+
+def test_an_rtf_cut_short_is_not_an_empty_success(tmp_path: Path) -> None:
+    head = b"{\\rtf1\\ansi\\deff0{\\fonttbl{\\f0 Times New Roman;}}"
+    body = b"{\\pard First paragraph of the letter.\\par}{\\pard Second"
+    cut = extract(write(tmp_path, "cut.rtf", head + body))
+    assert "First paragraph of the letter." in cut.text
+    assert "incomplete" in cut.note
+    with pytest.raises(CorruptFileError, match="incomplete"):
+        extract(write(tmp_path, "header-only.rtf", head[:40]))
+    whole = extract(write(tmp_path, "whole.rtf", head + body + b".\\par}}"))
+    assert whole.note == ""
