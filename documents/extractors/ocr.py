@@ -6,8 +6,10 @@ process and reused for every page it reads.
 
 from __future__ import annotations
 
+import functools
 import glob
 import importlib.util
+import logging
 import os
 import re
 import time
@@ -33,6 +35,7 @@ _CONFIDENT = 60  # Tesseract word confidence (0..100) we count as a word read
 # on its side (sideways text reads as scraps at ~30): check the orientation.
 _SECOND_LOOK_WORDS = 10
 _BLANK_LINES = re.compile(r"\n\s*\n\s*\n+")
+logger = logging.getLogger(__name__)
 
 
 class OcrUnavailable(Exception):  # noqa: N818 - a state to report, not a failure
@@ -73,7 +76,9 @@ def has_osd(tessdata: str) -> bool:
 
 
 def unavailable_reason(languages: str, tessdata: str | None = None) -> str | None:
-    """Why OCR cannot run with these languages, with the fix; None when it can."""
+    """Why OCR cannot run with these languages, with the fix; None when it can.
+    The reason is shown to people (a document's note, the public readiness probe):
+    it names no folder of the server, which goes to the log instead."""
     # Found, not imported: importing Tesseract costs every worker's start 20 ms.
     if importlib.util.find_spec("tesserocr") is None:
         return (
@@ -84,14 +89,21 @@ def unavailable_reason(languages: str, tessdata: str | None = None) -> str | Non
     missing = missing_languages(languages, folder)
     if not missing:
         return None
+    _log_missing("+".join(missing), os.environ.get("TESSDATA_PREFIX") or folder)
     packages = " ".join(f"tesseract-ocr-{m.lower().replace('_', '-')}" for m in missing)
-    where = os.environ.get("TESSDATA_PREFIX") or "the usual places"
     return (
         f"OCR is unavailable on this server: Tesseract's language data for "
-        f"{'+'.join(missing)} is not in {where}. Install it (Debian: apt-get install "
+        f"{'+'.join(missing)} is not installed. Install it (Debian: apt-get install "
         f"{packages} tesseract-ocr-osd) or set TESSDATA_PREFIX to a folder holding "
         f"{missing[0]}.traineddata."
     )
+
+
+@functools.cache
+def _log_missing(languages: str, where: str | None) -> None:
+    # Once per process: the dashboard and every scan ask again.
+    where = where or f"the usual places ({', '.join(_SEARCH)})"
+    logger.warning("OCR unavailable: no Tesseract data for %s in %s", languages, where)
 
 
 def _data_file(folder: str, language: str) -> str:
@@ -137,9 +149,11 @@ class Reader:
                 else None
             )
         except RuntimeError as exc:  # "Failed to init API": unreadable data files
+            # Tesseract's message names the folder too: for the log only.
+            logger.warning("Tesseract cannot load %s from %s: %s", languages, path, exc)
             raise OcrUnavailable(
                 f"OCR is unavailable on this server: Tesseract could not load its "
-                f"language data for {languages} from {tessdata} ({exc})."
+                f"language data for {languages}."
             ) from exc
         self.seconds = 0.0  # time spent reading, for the metrics
 

@@ -19,6 +19,7 @@ from .base import (
     Progress,
     UnsupportedFileError,
     damaged_xml,
+    hide_paths,
     join_notes,
     truncated_note,
 )
@@ -102,7 +103,7 @@ def _finish(result: ExtractionResult, options: ExtractOptions) -> ExtractionResu
     """Where text leaves the extractors: line-end hyphenation undone, and the limit
     holding whatever the extractor did."""
     text = join_hyphenated(result.text, options.ocr_languages)
-    note = result.note
+    note = hide_paths(result.note)  # people read it: no folder of the server
     if len(text) > options.max_chars:
         text = text[: options.max_chars]
         note = join_notes(note, truncated_note(options.max_chars))

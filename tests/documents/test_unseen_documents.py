@@ -4,12 +4,14 @@ files from other producers through the extraction, rebuilt here with Python alon
 from __future__ import annotations
 
 import io
+import logging
 import struct
 import zipfile
 from pathlib import Path
 
 import pytest
 
+from documents.extraction import ocr_problem
 from documents.extractors import (
     CorruptFileError,
     UnsupportedFileError,
@@ -17,7 +19,7 @@ from documents.extractors import (
     extract,
 )
 from documents.extractors.text import detect_encoding
-from tests.files import image_bytes, text_image
+from tests.files import image_bytes, scan_pdf_bytes, text_image
 
 
 def write(tmp_path: Path, name: str, content: bytes) -> Path:
@@ -296,3 +298,22 @@ def test_an_rtf_cut_short_is_not_an_empty_success(tmp_path: Path) -> None:
         extract(write(tmp_path, "header-only.rtf", head[:40]))
     whole = extract(write(tmp_path, "whole.rtf", head + body + b".\\par}}"))
     assert whole.note == ""
+
+
+# --- OCR unavailable: no server paths for users -----------------------------------------
+
+
+def test_ocr_unavailable_names_no_server_folder_but_logs_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    folder = tmp_path / "srv-secret-tessdata"
+    folder.mkdir()
+    monkeypatch.setenv("TESSDATA_PREFIX", str(folder))
+    lines = ["Scanned page"]
+    with caplog.at_level(logging.WARNING):
+        photo = extract(write(tmp_path, "p.png", image_bytes(text_image(lines))))
+        scan = extract(write(tmp_path, "s.pdf", scan_pdf_bytes([text_image(lines)])))
+    for note in (photo.note, scan.note, ocr_problem()):
+        assert "OCR is unavailable" in note and "tesseract-ocr-eng" in note
+        assert "srv-secret-tessdata" not in note and str(tmp_path) not in note
+    assert str(folder) in caplog.text
