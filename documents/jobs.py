@@ -114,7 +114,6 @@ def register() -> None:
                 on_success=_store,
                 status_table=documents_table,
                 metrics=_metrics,
-                work="text",  # both read the document's text: never two at once
             )
         )
     operations.register(

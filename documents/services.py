@@ -17,8 +17,7 @@ from documents.extractors.base import ExtractionResult
 from documents.models import Document, Tag
 from documents.pages import forget_pages
 from documents.uploads import CheckedUpload
-from jobqueue import operations
-from jobqueue.models import Operation, QueueItem, Status
+from jobqueue.models import Operation, Status
 from jobqueue.services import DocumentQueueService
 
 logger = logging.getLogger(__name__)
@@ -156,23 +155,8 @@ def _raise_refusal(error: BaseException, filename: str) -> None:
 
 def document_reprocess(*, document: Document, priority: int = 0) -> int | None:
     """Queue the document again; None while an extraction of it (its first, or a
-    reprocess) is waiting or running."""
-    with transaction.atomic():
-        # The document's row lock makes reprocess requests for it take turns, so the
-        # check below cannot race another (SQLite: the IMMEDIATE transaction makes
-        # every writer take turns). Its first extraction commits with the document.
-        Document.objects.select_for_update().only("pk").get(pk=document.pk)
-        busy = QueueItem.objects.active().filter(
-            document_id=document.pk,
-            operation__in=operations.same_work(Operation.REPROCESS),
-        )
-        job_id = (
-            None
-            if busy.exists()
-            else DocumentQueueService().enqueue(
-                document.pk, Operation.REPROCESS, priority
-            )
-        )
+    reprocess) is waiting or running: the queue keeps one of that work active."""
+    job_id = DocumentQueueService().enqueue(document.pk, Operation.REPROCESS, priority)
     document.refresh_from_db(
         fields=["status", "error_type", "error_message", "updated_at"]
     )

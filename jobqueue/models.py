@@ -6,7 +6,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, models, transaction
-from django.db.models import Case, Q, Value, When
+from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 from django_tasks.base import TASK_MAX_PRIORITY, TASK_MIN_PRIORITY
 
@@ -50,6 +50,26 @@ class Operation(models.TextChoices):
     TASK = "task", "Task"
     # A document's first-page picture, made once its text is read.
     THUMBNAIL = "thumbnail", "Thumbnail"
+
+
+# Operations that do another's work on their subject: a reprocess reads the document's
+# text again, as its extraction does. One work is never active twice on a subject (the
+# constraint below), so the two never run at once.
+SAME_WORK_AS = {Operation.REPROCESS: Operation.EXTRACT}
+
+
+def same_work(operation: str) -> tuple[str, ...]:
+    """The operations that do the same work as ``operation`` (itself included)."""
+    work = SAME_WORK_AS.get(operation, operation)
+    return tuple(sorted({work, *(op for op, w in SAME_WORK_AS.items() if w == work)}))
+
+
+def work() -> Case:
+    """An item's work, in SQL: its operation, or the one whose work it does again."""
+    return Case(
+        *(When(operation=op, then=Value(w)) for op, w in SAME_WORK_AS.items()),
+        default=F("operation"),
+    )
 
 
 DEFAULT_QUEUE = "default"
@@ -143,11 +163,14 @@ class QueueItem(models.Model):
             ),
         ]
         constraints = [
-            # Deduplication belongs to the database, not to a read-then-write race.
+            # Deduplication belongs to the database, not to a read-then-write race:
+            # one active item per subject and work (its operation, or the one whose
+            # work it does again).
             models.UniqueConstraint(
-                fields=["document", "operation"],
+                F("document"),
+                work(),
                 condition=Q(status__in=ACTIVE_STATUSES),
-                name="uniq_active_item_per_document_operation",
+                name="uniq_active_item_per_document_work",
             ),
         ]
 

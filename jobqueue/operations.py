@@ -52,10 +52,6 @@ class JobKind:
     # None: the worker's own (QUEUE_EXTRACTION_TIMEOUT, QUEUE_MAX_RETRIES).
     timeout: float | None = None
     max_retries: int | None = None
-    # Kinds of one ``work`` do the same work on their subject (a document's first
-    # extraction and its reprocess): the queue never brings one back while another is
-    # active for the same subject. Empty: the kind is its own.
-    work: str = ""
     # Whether ``ExtractionWorker.on`` callbacks hear of its jobs: not for an app's own
     # side work (thumbnails), whose results are not what callbacks written after the
     # guide expect (``result.text``).
@@ -90,14 +86,6 @@ def mirrors() -> tuple[tuple[str, tuple[str, ...]], ...]:
     return tuple(
         (table, tuple(sorted(names))) for table, names in sorted(tables.items())
     )
-
-
-def same_work(operation: str) -> tuple[str, ...]:
-    """The kinds that do the same work as ``operation`` (itself included)."""
-    kind = _kinds.get(operation)
-    if kind is None or not kind.work:
-        return (operation,)
-    return tuple(sorted(k.name for k in _kinds.values() if k.work == kind.work))
 
 
 def status_changed(

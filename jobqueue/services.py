@@ -31,7 +31,9 @@ from jobqueue.models import (
     QueueItem,
     Status,
     WorkerHeartbeat,
+    same_work,
     stale_after,
+    work,
 )
 from jobqueue.sql import DbNow, db_now
 
@@ -100,8 +102,10 @@ class QueueManager:
     ) -> int | None:
         if operations.get(operation) is None:
             raise ValueError(f"No job kind {operation!r} is registered.")
+        # The active item doing this work, if any: of this operation or of one that
+        # does the same work (an extraction while the document's reprocess runs).
         existing = QueueItem.objects.active().filter(
-            document_id=document_id, operation=operation
+            document_id=document_id, operation__in=same_work(operation)
         )
         for attempt in range(2):
             now = db_now()
@@ -124,8 +128,8 @@ class QueueManager:
                     return item.pk
             except IntegrityError:
                 # The partial unique constraint: the document already has an active
-                # item. With none there, the error was another (no such document),
-                # or that item has just finished: a second try tells them apart.
+                # item of this work. With none there, the error was another (no such
+                # document), or that item has just finished: a second try tells.
                 if existing.exists():
                     break
                 if attempt:
@@ -448,24 +452,18 @@ class QueueManager:
 
     def retry_failed(self, job_id: int | None = None) -> int:
         """Put failed jobs back to pending with fresh attempts; returns how many."""
-        failed = QueueItem.objects.filter(status=Status.FAILED)
+        failed = QueueItem.objects.alias(work=work()).filter(status=Status.FAILED)
         if job_id is not None:
             failed = failed.filter(pk=job_id)
         # A document re-queued since it failed already has its active item: of this
-        # kind, or of one doing the same work (a reprocess after a failed extract).
+        # operation, or of one doing the same work (a reprocess after a failed extract).
         failed = failed.exclude(
             Exists(
-                QueueItem.objects.active().filter(
-                    document_id=OuterRef("document_id"), operation=OuterRef("operation")
-                )
+                QueueItem.objects.active()
+                .alias(work=work())
+                .filter(document_id=OuterRef("document_id"), work=OuterRef("work"))
             )
         )
-        for work in {operations.same_work(kind.name) for kind in operations.kinds()}:
-            if len(work) > 1:
-                active = QueueItem.objects.active().filter(
-                    document_id=OuterRef("document_id"), operation__in=work
-                )
-                failed = failed.exclude(Q(operation__in=work) & Exists(active))
         with transaction.atomic():
             rows = failed.select_for_update().order_by("-pk")
             # A document that failed more than once gets only its latest job back: two
@@ -476,7 +474,7 @@ class QueueManager:
                 "pk", "document_id", "operation"
             ):
                 # Jobs without a subject (tasks) are each their own.
-                key = (document_id or f"#{pk}", operations.same_work(operation))
+                key = (document_id or f"#{pk}", same_work(operation))
                 latest.setdefault(key, (pk, operation))
             count = QueueItem.objects.filter(
                 pk__in=[pk for pk, _ in latest.values()], status=Status.FAILED

@@ -156,7 +156,7 @@ class Dialect:
         self, cursor: Any, fields: dict[str, Any], subject_ids: list[int]
     ) -> list[tuple[int, int]]:
         """Insert one item of column values ``fields`` per subject, in one statement,
-        skipping subjects that already have an active item of the same kind;
+        skipping subjects that already have an active item of the same work;
         ``(subject id, item id)`` of those inserted."""
         source, ids = self.id_source(subject_ids)
         cursor.execute(

@@ -62,6 +62,10 @@ CHILD = textwrap.dedent(
                 except Exception as exc:
                     result["errors"].append(f"{type(exc).__name__}: {exc}")
         elif mode == "enqueue":
+            # Each child its own operation, if given.
+            operations = args.get("operations")
+            if operations:
+                queue = QueueManager(operations[int(worker_id.rsplit("-", 1)[1])])
             for document_id in args["ids"]:
                 try:
                     result["values"].append(
@@ -215,6 +219,26 @@ def test_two_processes_enqueueing_without_dedup_get_the_same_job(user, race):
     assert first == second
     assert None not in first
     assert QueueItem.objects.count() == 50
+
+
+def test_an_extraction_and_a_reprocess_racing_make_one_job_each(user, race):
+    document_ids = make_documents(user, 50)
+
+    results = race(
+        "enqueue",
+        workers=2,
+        ids=document_ids,
+        deduplicate=True,
+        operations=["extract", "reprocess"],
+    )
+
+    assert [r["errors"] for r in results] == [[], []]
+    for n, document_id in enumerate(document_ids):
+        returned = [r["values"][n] for r in results]
+        assert returned.count(None) == 1, (document_id, returned)
+    assert sorted(
+        QueueItem.objects.active().values_list("document_id", flat=True)
+    ) == sorted(document_ids)
 
 
 def test_two_processes_batch_enqueueing_the_same_documents_split_them(user, race):

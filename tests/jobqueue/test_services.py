@@ -153,9 +153,37 @@ def test_a_different_operation_on_the_same_document_is_its_own_job(
     document = make_document()
     extract_id = queue.enqueue(document.pk)
     service = DocumentQueueService()
-    reprocess_id = service.enqueue(document.pk, Operation.REPROCESS)
-    assert reprocess_id not in (None, extract_id)
-    assert service.enqueue(document.pk, Operation.REPROCESS) is None
+    thumbnail_id = service.enqueue(document.pk, Operation.THUMBNAIL)
+    assert thumbnail_id not in (None, extract_id)
+    assert service.enqueue(document.pk, Operation.THUMBNAIL) is None
+
+
+@pytest.mark.parametrize(
+    "first, second",
+    [
+        (Operation.EXTRACT, Operation.REPROCESS),
+        (Operation.REPROCESS, Operation.EXTRACT),
+    ],
+)
+@pytest.mark.parametrize(
+    "state", [Status.PENDING, Status.PROCESSING, Status.RETRY_PENDING]
+)
+def test_an_extraction_and_a_reprocess_are_never_active_together(
+    make_document, first, second, state
+):
+    document = make_document()
+    service = DocumentQueueService()
+    job_id = service.enqueue(document.pk, first)
+    QueueItem.objects.filter(pk=job_id).update(status=state)
+
+    assert service.enqueue(document.pk, second) is None
+    # The caller who wants the work done either way gets the active job.
+    assert QueueManager(second).enqueue(document.pk, 5, deduplicate=False) == job_id
+    assert QueueManager(second).enqueue_batch([document.pk]) == []
+    assert list(QueueItem.objects.values_list("pk", "priority")) == [(job_id, 5)]
+    # Not even the ORM, past the queue's checks, may add the second.
+    with pytest.raises(IntegrityError), transaction.atomic():
+        QueueItem.objects.create(document=document, operation=second)
 
 
 def test_enqueue_without_dedup_returns_the_active_job_and_raises_its_priority(
