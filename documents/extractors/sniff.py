@@ -48,6 +48,9 @@ _MACHINE_HEADERS = {
     b"message-id", b"mime-version", b"received", b"return-path", b"delivered-to",
     b"date",
 }  # fmt: skip
+_MBOX_FROM = re.compile(
+    rb"From \S+ +\w{3} \w{3} [ \d]\d \d\d:\d\d"
+)  # "From - Thu Nov  7 09:00"
 _ADDRESS = re.compile(rb"[^\s@<>]+@[^\s@<>]+\.\w+")
 
 
@@ -151,7 +154,10 @@ def _mail_headers(prefix: bytes) -> dict[bytes, bytes] | None:
     """The header block's names (lower case) and first values, or None if the text
     does not open with one."""
     headers: dict[bytes, bytes] = {}
-    for line in prefix[:16384].splitlines():
+    lines = prefix[:16384].splitlines()
+    if lines and _MBOX_FROM.match(lines[0]):
+        del lines[0]  # an mbox separator, as Thunderbird keeps in saved messages
+    for line in lines:
         if not line.strip():
             break  # the blank line that ends the headers
         if line[:1] in (b" ", b"\t"):

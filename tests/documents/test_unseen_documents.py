@@ -3,6 +3,7 @@ files from other producers through the extraction, rebuilt here with Python alon
 
 from __future__ import annotations
 
+import base64
 import io
 import logging
 import struct
@@ -162,6 +163,21 @@ def test_mail_bodies_without_a_usable_charset_are_decoded(
     path = write(tmp_path, "m.eml", MAIL_HEAD + headers + b"\r\n" + body + b"\r\n")
     text = extract(path).text
     assert expected in text and "\ufffd" not in text
+
+
+def test_a_message_saved_by_thunderbird_is_mail_not_text(tmp_path: Path) -> None:
+    # Thunderbird keeps mbox's "From " line and its status headers in a saved
+    # message: read as plain text, its MIME parts and encoded words showed raw.
+    saved = (
+        b"From - Thu Nov  7 09:00:00 2024\r\nX-Mozilla-Status: 0001\r\n"
+        + MAIL_HEAD
+        + b"MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n"
+        + b"Content-Transfer-Encoding: base64\r\n\r\n"
+        + base64.encodebytes("Hola María.".encode())
+    )
+    path = write(tmp_path, "saved", saved)
+    assert detect_mime_type(path) == "message/rfc822"
+    assert "Hola María." in extract(path).text
 
 
 # --- OpenDocument text as LibreOffice writes it -----------------------------------------
