@@ -36,6 +36,7 @@ _SAMPLE = 24  # characters per page probed for a broken font map
 _CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # noise in page text
 _GARBLED = re.compile(r"[\x00\x01\x03-\x08\x0b\x0c\x0e-\x1f\x7f\ufffd]")
 _DUBIOUS = re.compile(r"[\ue000-\uf8ff\ufffd]|\(cid:\d+\)")  # unreadable glyphs
+_WORDLIKE = re.compile(r"[^\W_]")  # a letter or digit
 _RTL = re.compile(r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
 # A bad OCR layer splits every word into letters ("T h e  q u i c k"). Latin only:
 # Chinese or Japanese text is often extracted one character per "word".
@@ -376,9 +377,12 @@ def _label_grid_out_of_order(textpage: Any) -> bool:
     text reads right there. Prose in columns also revisits lines, but its
     fragments are long, which is why the labels test comes first.
     """
-    rects = [textpage.get_rect(k) for k in range(textpage.count_rects())]
-    rects = [r for r in rects if r[3] > r[1]]
-    words = sorted(len(textpage.get_text_bounded(*r).split()) for r in rects)
+    found = [textpage.get_rect(k) for k in range(textpage.count_rects())]
+    texts = {r: textpage.get_text_bounded(*r) for r in found if r[3] > r[1]}
+    # Punctuation alone (a comma hanging below the line, as a page placed glyph by
+    # glyph has it) would make a line of its own, and the page look out of order.
+    rects = [r for r, text in texts.items() if _WORDLIKE.search(text)]
+    words = sorted(len(texts[r].split()) for r in rects)
     if len(rects) < 4 or words[len(words) // 2] > 3:
         return False
     bands: list[tuple[float, float]] = []

@@ -10,6 +10,7 @@ import struct
 import zipfile
 from pathlib import Path
 
+import pypdfium2 as pdfium
 import pytest
 
 from documents.extraction import ocr_problem
@@ -120,6 +121,42 @@ def test_html_in_utf16_is_html_not_plain_text(tmp_path: Path) -> None:
     path = write(tmp_path, "page.html", page)
     assert detect_mime_type(path) == "text/html"
     assert extract(path).text == "Zoë's page"
+
+
+# --- PDF --------------------------------------------------------------------------------
+
+
+def per_character_pdf(lines: list[str], rotate: int = 0) -> bytes:
+    """Text placed character by character, as Chrome's "Save as PDF" does, on a
+    page turned by /Rotate (as a viewer's "rotate page" saves it)."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("helvetica", size=14)
+    for n, line in enumerate(lines):
+        x = 20.0
+        for char in line:
+            pdf.text(x, 30 + n * 12, char)
+            x += pdf.get_string_width(char)
+    document = pdfium.PdfDocument(bytes(pdf.output()))
+    document[0].set_rotation(rotate)
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("rotate", [0, 90])
+def test_a_pdf_placed_character_by_character_keeps_its_lines(
+    tmp_path: Path, rotate: int
+) -> None:
+    # Commas and full stops hang below the line: taken for lines of their own,
+    # they made the page look like a grid of labels read out of order, and
+    # pdfplumber's reading replaced PDFium's: on a turned page, a word a line,
+    # the lines last to first.
+    lines = ["Invoice 2024-117", "Bill to: John Smith, 12 Main St., Springfield."]
+    path = write(tmp_path, "chrome.pdf", per_character_pdf(lines, rotate))
+    assert extract(path).text == "\n".join(lines)
 
 
 # --- e-mail -----------------------------------------------------------------------------
