@@ -571,6 +571,20 @@ class QueueManager:
                     error_type=fields.get("error_type", item.error_type),
                     error_message=fields["error_message"],
                 )
+                # The kind hears of the lost attempt as of any failed one (a task
+                # records it among its errors, and when it was the last, finishes).
+                kind = operations.get(item.operation)
+                if kind is not None and kind.on_failure:
+                    from jobqueue.runner import Outcome
+
+                    kind.on_failure(
+                        item,
+                        Outcome(
+                            False,
+                            error_type=ErrorType.UNKNOWN,
+                            error_message=fields["error_message"],
+                        ),
+                    )
                 logger.warning("Rescued job %s: %s", item.pk, message)
                 rescued += 1
             if rescued:

@@ -20,7 +20,9 @@ from django.db import connection, connections, transaction
 from django.utils import timezone as dj_timezone
 from django_tasks import TaskResultStatus, default_task_backend
 from django_tasks.exceptions import InvalidTaskError, TaskResultDoesNotExist
+from django_tasks.signals import task_finished
 
+from jobqueue.child import JobFailed
 from jobqueue.models import ExtractionMetric, QueueItem
 from jobqueue.services import QueueManager
 from tests.conftest import REPO_ROOT
@@ -212,6 +214,34 @@ def test_a_lost_attempt_keeps_the_id_of_the_worker_that_lost_it():
     result.refresh()
     assert (result.status, result.attempts) == (TaskResultStatus.READY, 1)
     assert result.worker_ids == ["ghost-worker"]
+
+
+def test_a_lost_attempt_is_among_the_errors_and_the_last_one_finishes_the_task():
+    received = []
+
+    def on_finished(sender, task_result, **kwargs):
+        received.append(task_result)
+
+    task_finished.connect(on_finished)
+    try:
+        result = contract.echo.enqueue(1)
+        item = QueueItem.objects.filter(pk=int(result.id))
+        for attempt in (1, 2):
+            QueueManager().claim(f"ghost-{attempt}")
+            item.update(
+                max_retries=1, started_at=dj_timezone.now() - timedelta(hours=1)
+            )
+            assert QueueManager().rescue_stale_workers(60) == 1
+            result.refresh()
+            assert len(result.errors) == attempt
+            assert "ghost-" in result.errors[-1].traceback
+            assert result.errors[-1].exception_class is JobFailed
+    finally:
+        task_finished.disconnect(on_finished)
+    # The second loss spent the last attempt: failed, and announced once.
+    assert result.status == TaskResultStatus.FAILED
+    assert [r.id for r in received] == [result.id]
+    assert received[0].status == TaskResultStatus.FAILED
 
 
 def test_a_result_id_in_other_digits_does_not_exist():
