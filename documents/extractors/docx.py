@@ -29,7 +29,10 @@ _RUN_PIECES = {
     f"{_W}cr": "\n",
     f"{_W}noBreakHyphen": "-",
 }
+_MATH_T = "{http://schemas.openxmlformats.org/officeDocument/2006/math}t"  # equations
 _FALLBACK = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
+# Text moved with tracked changes on stays at its old place, struck out.
+_MOVED_AWAY = f"{_W}moveFrom"
 _NOTE_PARTS = ("/word/footnotes.xml", "/word/endnotes.xml")
 _STRICT_NS = b"http://purl.oclc.org/ooxml/"
 
@@ -92,18 +95,19 @@ def _open_document(path: str | os.PathLike[str]) -> Any:
 
 def _paragraphs(root: Any) -> Iterator[str]:
     """Yield each w:p's text in document order, so table cells come row by row."""
-    # mc:Fallback repeats the mc:Choice content (e.g. text boxes) for old readers.
-    for fallback in list(root.iter(_FALLBACK)):
-        fallback.getparent().remove(fallback)
+    # Text read elsewhere: mc:Fallback repeats the mc:Choice content (e.g. text
+    # boxes) for old readers, w:moveFrom is moved text at its old place.
+    for repeated in list(root.iter(_FALLBACK, _MOVED_AWAY)):
+        repeated.getparent().remove(repeated)
     for p in root.iter(_P):
         # A text box nests whole paragraphs inside a run; those are yielded on their
         # own turn, so skip their pieces here. (Rare, hence the cheap check first.)
         nested = next(islice(p.iter(_P), 1, 2), None) is not None
         pieces = []
-        for el in p.iter(_T, *_RUN_PIECES):
+        for el in p.iter(_T, _MATH_T, *_RUN_PIECES):
             if nested and _owning_paragraph(el) is not p:
                 continue
-            if el.tag == _T:
+            if el.tag == _T or el.tag == _MATH_T:
                 pieces.append(el.text or "")
             elif el.getparent().tag == _R:  # w:tab also defines tab stops in w:pPr
                 pieces.append(_RUN_PIECES[el.tag])

@@ -159,6 +159,34 @@ def test_a_pdf_placed_character_by_character_keeps_its_lines(
     assert extract(path).text == "\n".join(lines)
 
 
+# --- DOCX -------------------------------------------------------------------------------
+
+
+def test_docx_equations_are_read_and_moved_text_is_read_once(tmp_path: Path) -> None:
+    # An equation's text is in the math namespace (m:t), not in w:t: it was lost.
+    # Text moved with tracked changes on is kept at its old place in w:moveFrom,
+    # which Word shows struck out: it was read twice.
+    import docx
+    from docx.oxml import parse_xml
+
+    w = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+    m = 'xmlns:m="http://schemas.openxmlformats.org/officeDocument/2006/math"'
+    document = docx.Document()
+    document.add_paragraph("Energy: ")._p.append(
+        parse_xml(f"<m:oMath {m}><m:r><m:t>E=mc²</m:t></m:r></m:oMath>")
+    )
+    document.add_paragraph("Alpha. ")._p.append(
+        parse_xml(f'<w:moveFrom {w} w:id="1"><w:r><w:t>Moved.</w:t></w:r></w:moveFrom>')
+    )
+    document.add_paragraph("Beta. ")._p.append(
+        parse_xml(f'<w:moveTo {w} w:id="2"><w:r><w:t>Moved.</w:t></w:r></w:moveTo>')
+    )
+    out = io.BytesIO()
+    document.save(out)
+    text = extract(write(tmp_path, "paper.docx", out.getvalue())).text
+    assert text.splitlines() == ["Energy: E=mc²", "Alpha. ", "Beta. Moved."]
+
+
 # --- e-mail -----------------------------------------------------------------------------
 
 MAIL_HEAD = (
