@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from asgiref.sync import sync_to_async
 from django.contrib.auth.models import Permission
 from django.core.cache import cache
 from django.core.files.base import ContentFile
-from django.db import connection
+from django.db import connection, connections
 
 from documents.models import Document
 from jobqueue.services import QueueManager
@@ -190,6 +193,22 @@ def wait_for(
             return value
         time.sleep(interval)
     raise AssertionError(f"condition not met within {timeout} s")
+
+
+def run_async(coroutine: Coroutine) -> object:
+    """Run a coroutine to its end in a thread of its own: the browser tests' sync
+    Playwright leaves an event loop set in the main thread."""
+
+    async def then_close():
+        try:
+            return await coroutine
+        finally:
+            # The database work ran in asgiref's thread: its connection would
+            # outlive the test and keep PostgreSQL's test database from being dropped.
+            await sync_to_async(connections.close_all)()
+
+    with ThreadPoolExecutor(1) as thread:
+        return thread.submit(asyncio.run, then_close()).result()
 
 
 def free_port(ports: range) -> int:

@@ -24,9 +24,7 @@ them by ``run_after``).
 
 from __future__ import annotations
 
-import asyncio
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 import pytest
@@ -40,16 +38,10 @@ from jobqueue.models import Operation, QueueItem, Status
 from jobqueue.services import QueueManager
 from jobqueue.tasks import QueueBackend
 from jobqueue.worker import ExtractionWorker
+from tests.conftest import run_async
 from tests.jobqueue.task_apps import behaviour as tasks
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def run_async(coroutine):
-    """Run a coroutine to its end in a thread of its own: the browser tests' sync
-    Playwright leaves an event loop set in the main thread."""
-    with ThreadPoolExecutor(1) as thread:
-        return thread.submit(asyncio.run, coroutine).result()
 
 
 def run_worker(**options) -> dict[str, int]:

@@ -4,19 +4,16 @@ tasks written as its documentation writes them, run by real workers
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta, timezone
 from io import StringIO
 
 import pytest
-from asgiref.sync import sync_to_async
 from django.core.management import call_command
-from django.db import connection, connections, transaction
+from django.db import connection, transaction
 from django.utils import timezone as dj_timezone
 from django_tasks import TaskResultStatus, default_task_backend
 from django_tasks.exceptions import InvalidTaskError, TaskResultDoesNotExist
@@ -25,7 +22,7 @@ from django_tasks.signals import task_finished
 from jobqueue.child import JobFailed
 from jobqueue.models import ExtractionMetric, QueueItem
 from jobqueue.services import QueueManager
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, run_async
 from tests.jobqueue.task_apps import contract
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -37,21 +34,6 @@ def run_once(*flags: str) -> None:
     call_command(
         "process_queue", "--once", "--max-retries", "0", *flags, stdout=StringIO()
     )
-
-
-def run_async(coroutine):
-    """In a thread of its own: the browser tests' Playwright leaves a loop in this one."""
-
-    async def then_close():
-        try:
-            return await coroutine
-        finally:
-            # The database work ran in asgiref's thread: its connection would
-            # outlive the test and keep PostgreSQL's test database from being dropped.
-            await sync_to_async(connections.close_all)()
-
-    with ThreadPoolExecutor(1) as thread:
-        return thread.submit(asyncio.run, then_close()).result()
 
 
 def make_due(result) -> None:
