@@ -73,6 +73,10 @@ def _content(part: EmailMessage) -> str:
 def _attachment_name(part: EmailMessage) -> str:
     try:
         name = part.get_filename()
-    except (ValueError, IndexError, TypeError):
+        if not name and part.get_content_type() == "message/rfc822":
+            # A forwarded message has no file name: mail programs show its subject.
+            subject = _header(part.get_payload(0), "Subject")
+            name = f"{subject}.eml" if subject else None
+    except (ValueError, IndexError, TypeError, AttributeError):
         name = None
     return name or f"(unnamed {part.get_content_type()})"

@@ -245,6 +245,20 @@ def test_a_message_saved_by_thunderbird_is_mail_not_text(tmp_path: Path) -> None
     assert "Hola María." in extract(path).text
 
 
+def test_a_forwarded_message_is_named_by_its_subject(tmp_path: Path) -> None:
+    # Outlook's "Forward as attachment": a message/rfc822 part has no file name,
+    # and came out as "(unnamed message/rfc822)".
+    inner = b"From: a@example.com\r\nSubject: Budget 2025\r\n\r\nInner text.\r\n"
+    mail = (
+        MAIL_HEAD
+        + b"MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=B\r\n"
+        b"\r\n--B\r\nContent-Type: text/plain\r\n\r\nSee below.\r\n"
+        b"--B\r\nContent-Type: message/rfc822\r\n\r\n" + inner + b"\r\n--B--\r\n"
+    )
+    text = extract(write(tmp_path, "fw.eml", mail)).text
+    assert text.endswith("Attachments: Budget 2025.eml")
+
+
 # --- OpenDocument text as LibreOffice writes it -----------------------------------------
 
 _ODF = (
