@@ -5,6 +5,7 @@ from __future__ import annotations
 import codecs
 import os
 import re
+import unicodedata
 
 from .base import (
     CorruptFileError,
@@ -25,6 +26,10 @@ _BOM_ENCODINGS = (
 )
 _NEWLINES = re.compile(r"\r\n?|\u2028|\u2029")
 _WESTERN = "cp1252"  # what browsers fall back to
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+_AFTER_WORDS = frozenset("²®™©")  # m², Brand®; not ³ or ¹, cp1250's ł and ą (100 zł)
+_ANYWHERE = frozenset("°…·•†‡‰")  # 20°C, "etc…"
+_QUOTES_AND_DASHES = {"Pi", "Pf", "Ps", "Pe", "Pd"}  # « » “ ” „ – —
 # Labels whose text browsers and mail programs read with a larger code page than
 # Python's codec of that name (WHATWG Encoding Standard): "ISO-8859-1" text is
 # written on Windows, curly quotes and euro sign in 0x80-0x9F; "Shift_JIS" holds
@@ -111,7 +116,34 @@ def detect_encoding(data: bytes) -> tuple[str, float]:
     encoding = codec_for_label(name) or _WESTERN
     if encoding == "utf-8" and _is_utf8(data):
         return encoding, 1.0
+    if encoding != _WESTERN and _western_symbols_only(data):
+        # Its letters are all ASCII: English with "£825" or "½ cup", which chardetng
+        # reads as Polish "Ł825" and "˝ cup".
+        return _WESTERN, 0.6
     return encoding, 0.9 if sure else 0.6
+
+
+def _western_symbols_only(data: bytes) -> bool:
+    """True when cp1252 reads every byte beyond ASCII as a symbol or punctuation,
+    none glued to a word as another code page's letters are ("£ódŸ" is "Łódź";
+    "m²" and "Brand®" are fine)."""
+    try:
+        text = data.decode(_WESTERN)
+    except UnicodeDecodeError:  # 0x81, 0x8D, 0x8F, 0x90, 0x9D: unused in cp1252
+        return False
+    if text.isascii():  # seven bits (ISO-2022-JP): chardetng knows better
+        return False
+    for found in _NON_ASCII.finditer(text):
+        char, at = found.group(), found.start()
+        if char.isalpha():
+            return False
+        if char in _ANYWHERE or unicodedata.category(char) in _QUOTES_AND_DASHES:
+            continue
+        before = at > 0 and text[at - 1].isalpha()
+        after = text[at + 1 : at + 2].isalpha()
+        if after or (before and char not in _AFTER_WORDS):
+            return False
+    return True
 
 
 def codec_for_label(label: str | None) -> str | None:
