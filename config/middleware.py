@@ -1,10 +1,17 @@
-"""Requests refused before any view sees them."""
+"""Requests refused before any view sees them, and refusals that must say why."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils.cache import patch_vary_headers
+
+from documents.api_errors import API_PREFIX, error_body
+from ops.middleware import ENDPOINTS as MACHINE_ENDPOINTS
 
 NUL_MESSAGE = "The address contains a NUL character, which nothing here accepts."
 
@@ -24,7 +31,62 @@ class RejectNulMiddleware:
         query = request.META.get("QUERY_STRING", "")
         if "\x00" in request.path or "%00" in query or "\x00" in query:
             if request.path.startswith("/api/"):
-                error = {"code": "bad_request", "message": NUL_MESSAGE, "fields": {}}
-                return JsonResponse({"error": error}, status=400)
+                return JsonResponse(error_body("bad_request", NUL_MESSAGE), status=400)
             return HttpResponse(NUL_MESSAGE, status=400, content_type="text/plain")
         return self.get_response(request)
+
+
+class MethodNotAllowedMiddleware:
+    """A 405 says which methods the address takes, keeping its ``Allow`` header.
+
+    Django's ``require_POST``/``require_GET``/``require_http_methods``, class-based
+    views' ``http_method_not_allowed`` and ``HttpResponseNotAllowed`` answer with an
+    empty body. This fills it: the API's JSON error for ``/api/`` and the machines'
+    endpoints (``/healthz``, ``/readyz``, ``/metrics``, the cron endpoint), a page of
+    the site (``405.html``) for people. A 405 that already says something (DRF's)
+    is left as it is. First in MIDDLEWARE, so the machines' endpoints, answered
+    before the rest of the stack, come through it too; the body is replaced in the
+    response the stack made, so its headers (CSP, cookies, Allow) stay.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if response.status_code != 405 or response.streaming or response.content:
+            return response
+        allowed = [m.strip() for m in response.get("Allow", "").split(",") if m.strip()]
+        message = not_allowed_message(request.method or "", allowed)
+        if speaks_json(request):
+            body = error_body("method_not_allowed", message)
+            response.content = json.dumps(body)
+            response["Content-Type"] = "application/json"
+        else:
+            page = render_to_string("405.html", {"message": message}, request=request)
+            response.content = page
+            response["Content-Type"] = "text/html; charset=utf-8"
+            patch_vary_headers(response, ["Cookie"])  # the page names who is logged in
+        if response.has_header("Content-Length"):
+            response["Content-Length"] = str(len(response.content))
+        return response
+
+
+def speaks_json(request: HttpRequest) -> bool:
+    """The API and the endpoints for machines (probes, metrics, cron) answer JSON."""
+    path = request.path
+    return (
+        path.startswith(API_PREFIX)
+        or (path.rstrip("/") or "/") in MACHINE_ENDPOINTS
+        or path == reverse("jobqueue:cron")
+    )
+
+
+def not_allowed_message(method: str, allowed: list[str]) -> str:
+    """'This address does not take PUT requests; it takes GET or HEAD.'"""
+    message = f"This address does not take {method} requests"
+    if not allowed:
+        return message + "."
+    if len(allowed) == 1:
+        return f"{message}; it takes {allowed[0]} only."
+    return f"{message}; it takes {', '.join(allowed[:-1])} or {allowed[-1]}."

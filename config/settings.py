@@ -45,7 +45,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # First: /healthz, /readyz and /metrics answer before host checks and redirects.
+    # Outermost: an empty 405 from anywhere below, /metrics included, says why.
+    "config.middleware.MethodNotAllowedMiddleware",
+    # Then /healthz, /readyz and /metrics answer before host checks and redirects.
     "ops.middleware.OpsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "config.middleware.RejectNulMiddleware",
