@@ -6,11 +6,18 @@ requests (nginx, Caddy), slow clients never reach gunicorn at all.
 Override anything with GUNICORN_CMD_ARGS, e.g. GUNICORN_CMD_ARGS="--threads 32".
 """
 
-import os
+from pathlib import Path
+
+import environ
+
+# .env as config/settings.py reads it (the environment wins): its WEB_CONCURRENCY is
+# needed here, before any worker has loaded the settings.
+environ.Env.read_env(Path(__file__).resolve().parent.parent / ".env", overwrite=False)
+env = environ.Env()
 
 wsgi_app = "config.wsgi"
 worker_class = "config.gunicorn_worker.SafeQuitThreadWorker"  # gthread
-workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
+workers = env.int("WEB_CONCURRENCY", default=2)
 threads = 16
 # A worker whose main loop stops answering this long is replaced; requests may take
 # longer (uploads of large files on slow links), since its threads keep it alive.
