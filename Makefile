@@ -42,11 +42,24 @@ run: install-system $(VENV)/.installed .env
 	$(PY) manage.py collectstatic --noinput --verbosity 0
 	$(PY) manage.py ensure_first_user
 	@echo "Web app: http://$(HOST):$(PORT)/  (Ctrl+C stops the web app and the workers)"
-	@# Ctrl+C reaches the workers from the terminal: only wait for them (a second
-	@# signal would stop them at once, their current jobs released, not finished).
-	@trap 'wait $$workers' INT; trap 'kill $$workers 2>/dev/null; wait $$workers' EXIT TERM; \
+	@# The web app and the workers run in the background, each in a process group of
+	@# its own (set -m), so each signal reaches them once, passed on by this shell:
+	@# Ctrl+C (the terminal's SIGINT now reaches only make and this shell) as SIGINT,
+	@# the workers finishing their current jobs (a second Ctrl+C stops them at once);
+	@# SIGTERM, to make (which passes it here) or to this shell, and SIGHUP as SIGTERM.
+	@# The shell waits with the wait builtin: a trap runs only once a program in the
+	@# foreground has ended. The web app ending by itself (its port taken) stops the
+	@# workers too, and make's status is the web app's.
+	@set -m; \
+	trap 'stopping=1; kill -INT $$workers $$web 2>/dev/null' INT; \
+	trap 'stopping=1; kill -TERM $$workers $$web 2>/dev/null' TERM HUP; \
 	$(PY) manage.py process_queue & workers=$$!; \
-	$(VENV)/bin/gunicorn --config config/gunicorn.conf.py --bind $(HOST):$(PORT)
+	$(VENV)/bin/gunicorn --config config/gunicorn.conf.py --bind $(HOST):$(PORT) & web=$$!; \
+	set +m; status=0; \
+	while [ -z "$$stopping" ] && kill -0 $$web 2>/dev/null; do wait $$web; status=$$?; done; \
+	[ -n "$$stopping" ] || kill -TERM $$workers 2>/dev/null; \
+	while kill -0 $$workers 2>/dev/null || kill -0 $$web 2>/dev/null; do wait; done; \
+	exit $$status
 
 test: install-system $(VENV)/.installed-dev
 	$(MAKE) --no-print-directory lint

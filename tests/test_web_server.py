@@ -1,14 +1,18 @@
 """The shipped web server (gunicorn, config/gunicorn.conf.py, as ``make run`` starts it)
 against real sockets: bodies over the limit are refused before they are read, a client
-cut off mid-upload leaves nothing, and slow clients do not hold up other people."""
+cut off mid-upload leaves nothing, and slow clients do not hold up other people; and
+``make run`` itself, whose web app and workers stop together."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
+import pty
 import re
 import select
+import shutil
 import signal
 import socket
 import subprocess
@@ -16,7 +20,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,7 +29,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from documents.models import Document
-from jobqueue.models import QueueItem
+from jobqueue.models import QueueItem, Status, WorkerHeartbeat
 from tests.conftest import REPO_ROOT, free_port, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -388,3 +392,169 @@ def test_a_quit_signal_during_a_request_hand_off_ends_the_worker():
     main.join(5)
     assert exits == [0], "the quit handler deadlocked"
     worker.tpool.shutdown()
+
+
+# --- make run: the web app and the workers stop together ------------------------------
+
+
+def processes() -> dict[int, tuple[int, str]]:
+    """Every process of the machine: pid -> (parent pid, state), from /proc."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except (OSError, ValueError):
+            continue  # not a process, or gone
+        # "pid (name) state ppid ...": the name may hold spaces and parentheses.
+        state, ppid = stat.rsplit(")", 1)[1].split()[:2]
+        found[int(entry.name)] = (int(ppid), state)
+    return found
+
+
+def descendants(pid: int) -> set[int]:
+    table = processes()
+    found, new = set(), {pid}
+    while new:
+        new = {p for p, (ppid, _) in table.items() if ppid in new} - found
+        found |= new
+    return found
+
+
+def alive(pids: set[int]) -> set[int]:
+    table = processes()
+    return {p for p in pids if p in table and table[p][1] != "Z"}
+
+
+@dataclass
+class MakeRun:
+    pid: int
+    terminal: int  # the pty's controlling side: what is typed, what is shown
+    port: int
+    output: bytearray
+
+
+@pytest.fixture
+def make_run(child_env, tmp_path, user) -> Iterator[Callable[[], MakeRun]]:
+    """``make run`` in a terminal of its own (a pty, so Ctrl+C is the terminal's),
+    on the test's database, without the installs and the .env it would make (the
+    ``user`` fixture is there, so no first user is made either)."""
+    make = shutil.which("make")
+    if make is None or not Path("/proc/self/stat").exists():
+        pytest.skip("needs make and /proc")
+    started: list[MakeRun] = []
+
+    def start() -> MakeRun:
+        port = free_port(PORTS)
+        # Without the flags of a make running the suite (make test): this one is new.
+        env = {k: v for k, v in child_env.items() if not k.startswith(("MAKE", "MFL"))}
+        env.update(
+            DEBUG="0",
+            ALLOWED_HOSTS="127.0.0.1",
+            STATIC_ROOT=str(tmp_path / "static"),
+            WEB_CONCURRENCY="1",
+            QUEUE_WORKERS="1",
+            QUEUE_EXTRACT_FUNCTION="tests.extractors_for_tests.extract",
+        )
+        args = [make, "--no-print-directory", "run", f"PY={sys.executable}"]
+        args += ["-o", "install-system", "-o", ".venv/.installed", "-o", ".env"]
+        args += ["HOST=127.0.0.1", f"PORT={port}"]
+        pid, terminal = pty.fork()
+        if pid == 0:  # the child: make, in the pty's session
+            try:
+                os.chdir(REPO_ROOT)
+                os.execve(make, args, env)  # noqa: S606 - no shell wanted
+            finally:
+                os._exit(127)
+        run = MakeRun(pid, terminal, port, bytearray())
+        threading.Thread(target=_show, args=(run,), daemon=True).start()
+        started.append(run)
+        return run
+
+    yield start
+    for run in started:
+        for pid in alive(descendants(run.pid) | {run.pid}):
+            os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(run.pid, 0)
+        os.close(run.terminal)
+
+
+def _show(run: MakeRun) -> None:
+    """Read what the terminal shows (unread, it would fill up and block the
+    programs writing to it)."""
+    while True:
+        try:
+            chunk = os.read(run.terminal, 65536)
+        except OSError:
+            return  # the terminal is closed: every program on it has ended
+        if not chunk:
+            return
+        run.output += chunk
+
+
+def _serving(run: MakeRun) -> bool:
+    if os.waitpid(run.pid, os.WNOHANG)[0]:
+        raise AssertionError(run.output.decode(errors="replace")[-3000:])
+    try:
+        with socket.create_connection(("127.0.0.1", run.port), 5) as sock:
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            answered = sock.recv(1024).startswith(b"HTTP/1.1 200")
+    except OSError:
+        return False
+    return answered and WorkerHeartbeat.objects.in_state("alive").exists()
+
+
+def _ended(run: MakeRun, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if os.waitpid(run.pid, os.WNOHANG)[0]:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.mark.parametrize(
+    "stop",
+    ["ctrl_c", "ctrl_c_as_a_job_starts", "sigterm_to_make", "sigterm_to_its_shell"],
+)
+def test_make_run_stops_the_web_app_and_the_workers_together(
+    make_run, make_document, queue, stop
+):
+    """Ctrl+C in make's terminal, SIGTERM to make, or SIGTERM to the shell running
+    its recipe: gunicorn and process_queue both stop, each signalled once, the
+    workers gracefully (their current job completes, their heartbeats say stopped),
+    and make ends. A SIGTERM left both running: the shell's trap waited for gunicorn,
+    in the foreground, to end first. A Ctrl+C as a job started reached its new
+    extraction child too, before the child ignores SIGINT, and the job was released.
+    A trap that signals the workers on top of the terminal's Ctrl+C stops them at
+    once (the second signal), releasing their job."""
+    run = make_run()
+    wait_for(lambda: _serving(run), 120)
+    job_id = queue.enqueue(make_document(b"sleep:3 then text", "slow.txt").pk)
+    wait_for(lambda: QueueItem.objects.get(pk=job_id).status == Status.PROCESSING, 30)
+    if stop != "ctrl_c_as_a_job_starts":
+        time.sleep(1)  # into the extraction, its child process set up
+    programs = descendants(run.pid)
+    if stop.startswith("ctrl_c"):
+        os.write(run.terminal, b"\x03")
+    elif stop == "sigterm_to_make":
+        os.kill(run.pid, signal.SIGTERM)
+    else:
+        table = processes()
+        (shell,) = [p for p in programs if table[p][0] == run.pid]
+        os.kill(shell, signal.SIGTERM)
+    signal_name = "SIGINT" if stop.startswith("ctrl_c") else "SIGTERM"
+    ended = _ended(run, 40)
+    output = run.output.decode(errors="replace")
+    assert ended and not alive(programs), output[-3000:]
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", run.port), 2).close()
+    # Once each: a second signal stops the workers at once, releasing their jobs.
+    assert output.count(f"Received {signal_name}: finishing current jobs") == 1, output
+    assert "Second signal" not in output
+    assert "SIGKILL" not in output
+    assert QueueItem.objects.get(pk=job_id).status == Status.COMPLETED, output
+    assert WorkerHeartbeat.objects.exists()
+    assert not WorkerHeartbeat.objects.exclude(status=WorkerHeartbeat.State.STOPPED)
