@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, connection, transaction
 from pebble import ProcessExpired, ProcessPool
 
 from jobqueue import operations
@@ -148,6 +148,9 @@ class JobRunner:
         return Flight(item, started, future=future, progress_path=progress_path)
 
     def _run_here(self, kind: operations.JobKind, item: QueueItem) -> Outcome:
+        # Set by Django when a query on the queue's connection fails: tells a fault
+        # of the queue's database from one of another database the job uses.
+        connection.errors_occurred = False
         try:
             return Outcome(True, kind.run(item))
         except JobFailed as exc:
@@ -155,7 +158,9 @@ class JobRunner:
         # SystemExit and KeyboardInterrupt too: a job that calls exit() fails; it
         # never ends the worker thread.
         except (Exception, SystemExit, KeyboardInterrupt) as exc:
-            if isinstance(exc, DatabaseError) and is_database_fault(exc):
+            # The queue's database away: the worker waits for it, charging nothing.
+            # Another database away is the job's failure, retried as any other.
+            if is_database_fault(exc) and connection.errors_occurred:
                 raise
             return Outcome(
                 False,

@@ -226,6 +226,16 @@ def test_a_lost_attempt_is_among_the_errors_and_the_last_one_finishes_the_task()
     assert received[0].status == TaskResultStatus.FAILED
 
 
+def test_a_fault_of_another_database_a_task_uses_is_the_tasks_failure(tmp_path):
+    result = contract.query_elsewhere.enqueue(str(tmp_path / "gone" / "analytics.db"))
+    run_once()
+    result.refresh()
+    # Charged as the task's attempt, not taken for an outage of the queue's database
+    # (which would release the job, charge nothing, and take it again forever).
+    assert (result.status, result.attempts) == (TaskResultStatus.FAILED, 1)
+    assert result.errors[0].exception_class.__name__ == "OperationalError"
+
+
 def test_a_result_id_in_other_digits_does_not_exist():
     result = contract.echo.enqueue(1)
     arabic_indic = "".join(chr(0x660 + int(digit)) for digit in result.id)

@@ -48,3 +48,14 @@ def make(kind: str) -> object:
 @task(takes_context=True)
 async def async_context_of(context: TaskContext, value: int) -> list:
     return [context.attempt, value]
+
+
+@task()
+def query_elsewhere(path: str) -> None:
+    """A task reading a database of its own, one that is not there."""
+    from django.db.utils import ConnectionHandler
+
+    away = {"ENGINE": "django.db.backends.sqlite3", "NAME": path}
+    other = ConnectionHandler({"default": away, "analytics": away})
+    with other["analytics"].cursor() as cursor:
+        cursor.execute("SELECT 1")
