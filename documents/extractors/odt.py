@@ -1,4 +1,5 @@
-"""OpenDocument text (ODT) extraction: headings and paragraphs in order, then notes.
+"""OpenDocument text (ODT) extraction: headings and paragraphs in order, then notes,
+headers and footers.
 
 The text is walked here, in content.xml as lxml parses it: odfdo's text of a
 paragraph carries its opinions (links as Markdown, comments with their author and
@@ -11,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
+from itertools import chain
 from typing import Any
 
 from .archive import checked_zip
@@ -32,6 +34,12 @@ _BLOCKS = (f"{_TEXT}p", f"{_TEXT}h")
 # tracked changes, and notes (read after the body, as Word's are).
 _NOTE = f"{_TEXT}note"
 _ASIDE = {f"{_OFFICE}annotation", f"{_TEXT}tracked-changes", _NOTE}
+_STYLE = "{urn:oasis:names:tc:opendocument:xmlns:style:1.0}"
+_PAGE_MARGINS = tuple(
+    f"{_STYLE}{where}{page}"
+    for where in ("header", "footer")
+    for page in ("", "-first", "-left")
+)
 _FRAME = f"{_DRAW}frame"  # a text box: its paragraphs are read on their own turn
 _SPACE, _TAB, _BREAK = f"{_TEXT}s", f"{_TEXT}tab", f"{_TEXT}line-break"
 _MAX_SPACES = 1024
@@ -55,10 +63,12 @@ def extract_odt(
                 "cannot be read; save a copy without a password and upload that."
             )
         content = archive.read("content.xml")
+        styles = archive.read("styles.xml") if "styles.xml" in names else b""
         meta = archive.read("meta.xml") if "meta.xml" in names else b""
-    body = _body(content)
+    body = _parse(content)
     text = TextBuilder(options.max_chars)
-    text.extend(_blocks(body))
+    # Headers and footers after the body and notes, as DOCX's.
+    text.extend(chain(_blocks(body), _headers_and_footers(styles)))
     body_text = text.text.strip("\n")
     count = _PAGE_COUNT.search(meta)
     return ExtractionResult(
@@ -70,25 +80,39 @@ def extract_odt(
     )
 
 
-def _body(content: bytes) -> Any:
+def _parse(xml: bytes) -> Any:
+    """The root of one of the package's XML parts."""
     from lxml import etree
 
     # No entities, no network: the file is someone else's XML.
     parser = etree.XMLParser(resolve_entities=False, no_network=True)
     try:
-        root = etree.fromstring(content, parser)
+        root = etree.fromstring(xml, parser)
     except etree.XMLSyntaxError as exc:
         raise unreadable(exc, "its OpenDocument content cannot be read") from exc
     if root.getroottree().docinfo.doctype:
         raise CorruptFileError(f"its XML cannot be parsed ({DTD_REASON})")
-    body = root.find(f"{_OFFICE}body")
-    return root if body is None else body
+    return root
 
 
-def _blocks(body: Any) -> Iterator[str]:
+def _headers_and_footers(styles: bytes) -> Iterator[str]:
+    """The master pages' headers and footers (styles.xml), each text once."""
+    if not styles:
+        return
+    seen = set()
+    for part in _parse(styles).iter(*_PAGE_MARGINS):
+        for block in part.iter(*_BLOCKS):
+            line = _text(block)
+            if line.strip() and line not in seen:
+                seen.add(line)
+                yield line
+
+
+def _blocks(root: Any) -> Iterator[str]:
     """Each heading and paragraph of the body in order, then the notes' paragraphs."""
     notes = []
-    for block in body.iter(*_BLOCKS):
+    body = root.find(f"{_OFFICE}body")
+    for block in (root if body is None else body).iter(*_BLOCKS):
         owner = _aside(block)
         if owner is None:
             yield _text(block)

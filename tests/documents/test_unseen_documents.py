@@ -277,7 +277,7 @@ _ODF = (
 )
 
 
-def odt_with_body(body: str) -> bytes:
+def odt_with_body(body: str, styles: str = "") -> bytes:
     """An ODT package around an office:text body, as LibreOffice lays it out."""
     content = (
         f'<?xml version="1.0" encoding="UTF-8"?><office:document-content {_ODF}>'
@@ -300,6 +300,8 @@ def odt_with_body(body: str) -> bytes:
             compress_type=zipfile.ZIP_STORED,
         )
         odt.writestr("content.xml", content)
+        if styles:
+            odt.writestr("styles.xml", styles)
         odt.writestr("META-INF/manifest.xml", manifest)
     return out.getvalue()
 
@@ -347,6 +349,22 @@ def test_odt_text_is_what_the_page_shows(tmp_path: Path) -> None:
         "next,   gap.",
         "The footnote.",
     ]
+
+
+def test_odt_headers_and_footers_are_read_as_docx_ones_are(tmp_path: Path) -> None:
+    # They live in styles.xml's master pages: a Word file's came out, an ODT's not.
+    styles = (
+        f'<?xml version="1.0" encoding="UTF-8"?><office:document-styles {_ODF} '
+        'xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0">'
+        "<office:master-styles><style:master-page style:name='Standard'>"
+        "<style:header><text:p>ACME Confidential</text:p></style:header>"
+        "<style:footer><text:p>Page <text:page-number>1</text:page-number></text:p>"
+        "</style:footer></style:master-page></office:master-styles>"
+        "</office:document-styles>"
+    )
+    odt = odt_with_body("<text:p>Body text.</text:p>", styles=styles)
+    text = extract(write(tmp_path, "h.odt", odt)).text
+    assert text.splitlines() == ["Body text.", "ACME Confidential", "Page 1"]
 
 
 # --- images -----------------------------------------------------------------------------
