@@ -16,11 +16,13 @@ from .base import (
 from .text import codec_for_label, decode
 
 _INVISIBLE = ("script", "style", "noscript", "template", "svg", "head")
+# Shown on lines of their own (old pages' <center> and <dir> too, and form parts).
 _BLOCKS = {
-    "address", "article", "aside", "blockquote", "br", "caption", "dd", "div", "dl",
-    "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3",
-    "h4", "h5", "h6", "header", "hr", "li", "main", "nav", "ol", "p", "pre",
-    "section", "table", "tr", "ul",
+    "address", "article", "aside", "blockquote", "br", "caption", "center", "dd",
+    "details", "dialog", "dir", "div", "dl", "dt", "fieldset", "figcaption",
+    "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header",
+    "hgroup", "hr", "legend", "li", "main", "menu", "nav", "ol", "optgroup",
+    "option", "p", "pre", "section", "summary", "table", "textarea", "tr", "ul",
 }  # fmt: skip
 _CELLS = {"td", "th"}  # a space between cells of a row
 _SPACES = re.compile(r"[ \t\r\f\v\u00a0]+")

@@ -193,6 +193,27 @@ def test_docx_equations_are_read_and_moved_text_is_read_once(tmp_path: Path) -> 
     assert text.splitlines() == ["Energy: E=mc²", "Alpha. ", "Beta. Moved."]
 
 
+def test_html_blocks_of_old_pages_and_forms_do_not_glue_words(tmp_path: Path) -> None:
+    # <center> (old pages), options, summaries and text areas show on lines of
+    # their own; their words ran into the next: "Annual ReportBody", "FirstSecond".
+    page = (
+        b"<html><body><center><b>Annual Report</b></center>Body text."
+        b"<select><option>First</option><option>Second</option></select>"
+        b"<details><summary>More</summary>Detail</details><textarea>Note</textarea>"
+        b"</body></html>"
+    )
+    text = extract(write(tmp_path, "old.html", page)).text
+    assert text.splitlines() == [
+        "Annual Report",
+        "Body text.",
+        "First",
+        "Second",
+        "More",
+        "Detail",
+        "Note",
+    ]
+
+
 # --- e-mail -----------------------------------------------------------------------------
 
 MAIL_HEAD = (
