@@ -53,6 +53,9 @@ def _open(fh: BinaryIO) -> Any:
 def _lines(workbook: Any) -> Iterator[str]:
     for sheet in workbook.worksheets:
         yield f"{sheet.title}"
+        # Read-only mode stops at the size the sheet declares, which streaming
+        # writers (Apache POI's SXSSF) give as A1: read the rows that are there.
+        sheet.reset_dimensions()
         for row in sheet.iter_rows(values_only=True):
             cells = [_cell(value) for value in row]
             while cells and not cells[-1]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import io
 import logging
+import re
 import struct
 import zipfile
 from pathlib import Path
@@ -386,6 +387,41 @@ def test_odt_headers_and_footers_are_read_as_docx_ones_are(tmp_path: Path) -> No
     odt = odt_with_body("<text:p>Body text.</text:p>", styles=styles)
     text = extract(write(tmp_path, "h.odt", odt)).text
     assert text.splitlines() == ["Body text.", "ACME Confidential", "Page 1"]
+
+
+# --- XLSX -------------------------------------------------------------------------------
+
+
+def test_a_workbook_whose_sheet_understates_its_size_is_read_whole(
+    tmp_path: Path,
+) -> None:
+    # Streaming writers (Apache POI's SXSSF among them) cannot know a sheet's size
+    # and write <dimension ref="A1"/>: openpyxl's read-only mode trusted it and
+    # only A1 came out.
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    for row in range(1, 4):
+        book.active.append([f"r{row}c{col}" for col in range(1, 4)])
+    saved = io.BytesIO()
+    book.save(saved)
+    with (
+        zipfile.ZipFile(saved) as source,
+        zipfile.ZipFile(out := io.BytesIO(), "w") as streamed,
+    ):
+        for info in source.infolist():
+            data = source.read(info.filename)
+            if info.filename == "xl/worksheets/sheet1.xml":
+                data = re.sub(
+                    rb'<dimension ref="[^"]*"/>', b'<dimension ref="A1"/>', data
+                )
+            streamed.writestr(info, data)
+    text = extract(write(tmp_path, "report.xlsx", out.getvalue())).text
+    assert text.splitlines()[1:] == [
+        "r1c1\tr1c2\tr1c3",
+        "r2c1\tr2c2\tr2c3",
+        "r3c1\tr3c2\tr3c3",
+    ]
 
 
 # --- images -----------------------------------------------------------------------------
