@@ -1,4 +1,5 @@
-"""PowerPoint (.pptx) extraction with python-pptx: slide text, tables and notes."""
+"""PowerPoint (.pptx) extraction with python-pptx: slide text, tables, SmartArt and
+notes."""
 
 from __future__ import annotations
 
@@ -8,6 +9,10 @@ from typing import Any
 
 from .archive import check_zip
 from .base import ExtractionResult, ExtractOptions, TextBuilder, unreadable
+
+_DGM = "{http://schemas.openxmlformats.org/drawingml/2006/diagram}"
+_A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
+_DATA_REL = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}dm"
 
 
 def extract_pptx(
@@ -67,3 +72,32 @@ def _shape_lines(shape: Any) -> Iterator[str]:
             cells = [cell.text for cell in row.cells]
             if any(cell.strip() for cell in cells):
                 yield "\t".join(cells)
+    else:
+        yield from _diagram_lines(shape)
+
+
+def _diagram_lines(shape: Any) -> Iterator[str]:
+    """A SmartArt diagram's text: python-pptx sees a graphic frame without any;
+    the text is in the diagram's data part, a paragraph per point."""
+    from lxml import etree
+
+    ids = shape.element.find(f".//{_DGM}relIds")
+    if ids is None:
+        return
+    try:
+        data = shape.part.related_part(ids.get(_DATA_REL)).blob
+    except (KeyError, AttributeError):  # a dangling reference: the rest stands
+        return
+    parser = etree.XMLParser(resolve_entities=False, no_network=True)
+    try:
+        root = etree.fromstring(data, parser)
+    except etree.XMLSyntaxError:  # a damaged diagram costs its text, not the deck's
+        return
+    for point in root.iter(f"{_DGM}pt"):
+        body = point.find(f"{_DGM}t")
+        if body is None or point.get("type", "node") not in ("node", "asst"):
+            continue
+        for paragraph in body.iter(f"{_A}p"):
+            line = "".join(t.text or "" for t in paragraph.iter(f"{_A}t"))
+            if line.strip():
+                yield line

@@ -424,6 +424,66 @@ def test_a_workbook_whose_sheet_understates_its_size_is_read_whole(
     ]
 
 
+# --- PPTX -------------------------------------------------------------------------------
+
+_DGM = "http://schemas.openxmlformats.org/drawingml/2006/diagram"
+_A = "http://schemas.openxmlformats.org/drawingml/2006/main"
+
+
+def smartart_pptx(items: list[str]) -> bytes:
+    """A slide with a SmartArt diagram: its text lives in the diagram's data part."""
+    import pptx
+    from pptx.opc.package import Part
+    from pptx.opc.packuri import PackURI
+    from pptx.oxml import parse_xml
+
+    deck = pptx.Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[5])
+    slide.shapes.title.text = "Process"
+    points = "".join(
+        f'<dgm:pt modelId="{n}"><dgm:t><a:bodyPr/><a:p><a:r><a:t>{item}</a:t></a:r>'
+        "</a:p></dgm:t></dgm:pt>"
+        for n, item in enumerate(items, 1)
+    )
+    data = (
+        f'<dgm:dataModel xmlns:dgm="{_DGM}" xmlns:a="{_A}"><dgm:ptLst>'
+        '<dgm:pt modelId="0" type="doc"><dgm:t><a:bodyPr/><a:p/></dgm:t></dgm:pt>'
+        f"{points}</dgm:ptLst><dgm:cxnLst/></dgm:dataModel>"
+    )
+    part = Part(
+        PackURI("/ppt/diagrams/data1.xml"),
+        "application/vnd.openxmlformats-officedocument.drawingml.diagramData+xml",
+        slide.part.package,
+        data.encode(),
+    )
+    rid = slide.part.relate_to(
+        part,
+        "http://schemas.openxmlformats.org/officeDocument/2006/relationships/diagramData",
+    )
+    slide.shapes._spTree.append(
+        parse_xml(
+            '<p:graphicFrame xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main" '
+            f'xmlns:a="{_A}" '
+            'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships">'
+            '<p:nvGraphicFramePr><p:cNvPr id="10" name="Diagram 1"/><p:cNvGraphicFramePr/>'
+            '<p:nvPr/></p:nvGraphicFramePr><p:xfrm><a:off x="0" y="0"/>'
+            '<a:ext cx="100" cy="100"/></p:xfrm><a:graphic>'
+            f'<a:graphicData uri="{_DGM}"><dgm:relIds xmlns:dgm="{_DGM}" r:dm="{rid}" '
+            'r:lo="" r:qs="" r:cs=""/></a:graphicData></a:graphic></p:graphicFrame>'
+        )
+    )
+    out = io.BytesIO()
+    deck.save(out)
+    return out.getvalue()
+
+
+def test_smartart_text_is_read(tmp_path: Path) -> None:
+    # python-pptx sees a SmartArt diagram as a graphic frame without text: a
+    # process chart's steps were lost.
+    path = write(tmp_path, "deck.pptx", smartart_pptx(["Plan", "Build", "Ship"]))
+    assert extract(path).text.splitlines() == ["Process", "Plan", "Build", "Ship"]
+
+
 # --- images -----------------------------------------------------------------------------
 
 
