@@ -40,7 +40,6 @@ _PAGE_MARGINS = tuple(
     for where in ("header", "footer")
     for page in ("", "-first", "-left")
 )
-_FRAME = f"{_DRAW}frame"  # a text box: its paragraphs are read on their own turn
 _SPACE, _TAB, _BREAK = f"{_TEXT}s", f"{_TEXT}tab", f"{_TEXT}line-break"
 _MAX_SPACES = 1024
 _PAGE_COUNT = re.compile(rb'meta:page-count="(\d+)"')
@@ -131,7 +130,8 @@ def _aside(block: Any) -> Any:
 
 def _text(block: Any) -> str:
     """A paragraph's text as the page shows it: spaces, tabs and line breaks
-    written out, what stands aside and text boxes left out."""
+    written out, what stands aside left out, and drawings (text boxes, shapes),
+    whose paragraphs are read on their own turn."""
     pieces = [block.text or ""]
     for child in block:
         tag = child.tag
@@ -145,7 +145,7 @@ def _text(block: Any) -> str:
             pieces.append("\t")
         elif tag == _BREAK:
             pieces.append("\n")
-        elif tag not in _ASIDE and tag != _FRAME and isinstance(tag, str):
+        elif isinstance(tag, str) and tag not in _ASIDE and not tag.startswith(_DRAW):
             pieces.append(_text(child))  # spans, links, fields
         pieces.append(child.tail or "")
     return "".join(pieces)

@@ -389,6 +389,17 @@ def test_odt_headers_and_footers_are_read_as_docx_ones_are(tmp_path: Path) -> No
     assert text.splitlines() == ["Body text.", "ACME Confidential", "Page 1"]
 
 
+def test_odt_shape_text_is_read_once(tmp_path: Path) -> None:
+    # A drawn shape's label sits inside its anchor paragraph: it was read there
+    # and again as a paragraph of its own.
+    body = (
+        "<text:p>Anchor.<draw:custom-shape draw:name='s1'>"
+        "<text:p>Shape label</text:p></draw:custom-shape></text:p>"
+    )
+    text = extract(write(tmp_path, "s.odt", odt_with_body(body))).text
+    assert text.splitlines() == ["Anchor.", "Shape label"]
+
+
 # --- XLSX -------------------------------------------------------------------------------
 
 
