@@ -27,3 +27,10 @@ graceful_timeout = 20
 keepalive = 5
 accesslog = "-"
 control_socket_disable = True  # one per host by default; several servers may run
+
+
+def pre_fork(server: object, worker: object) -> None:
+    """A stop signal arriving while a worker starts waits for its handlers."""
+    from config.gunicorn_worker import hold_stop_signals  # loaded: the worker class
+
+    hold_stop_signals()

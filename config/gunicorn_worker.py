@@ -1,9 +1,36 @@
-"""gunicorn's threaded worker, with a stop that cannot deadlock (config/gunicorn.conf.py)."""
+"""gunicorn's threaded worker, with a stop that cannot deadlock or be lost
+(config/gunicorn.conf.py)."""
 
 from __future__ import annotations
 
+import os
+import signal
+
 from gunicorn.workers.base import Worker
 from gunicorn.workers.gthread import ThreadWorker
+
+STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGQUIT}
+
+
+def hold_stop_signals() -> None:
+    """From gunicorn's ``pre_fork`` hook (config/gunicorn.conf.py): block the stop
+    signals in the master's thread that forks, so that the new worker starts with
+    them blocked. Until its ``init_signals`` it runs the master's handlers, inherited with
+    the fork, which put a signal in the master's queue, and in the worker's copy of
+    that queue nobody reads it: a Ctrl+C or SIGTERM landing there was lost, and the
+    master waited its whole graceful timeout before killing the worker. Blocked, the
+    signal waits (pending) until the worker's own handlers are in place."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+
+
+def release_stop_signals() -> None:
+    """Deliver what was held: in the master once the fork is done, in the worker
+    once its handlers are installed."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+
+
+# The master imports this module (its worker class) before it forks any worker.
+os.register_at_fork(after_in_parent=release_stop_signals)
 
 
 class SafeQuitThreadWorker(ThreadWorker):
@@ -13,6 +40,10 @@ class SafeQuitThreadWorker(ThreadWorker):
     same lock, the worker deadlocks and hangs until the graceful timeout kills it
     ("was sent SIGKILL! Perhaps out of memory?"). Quitting as a plain worker does
     needs no lock: the exit lets the pool's threads finish the requests they hold."""
+
+    def init_signals(self) -> None:
+        super().init_signals()
+        release_stop_signals()  # a signal held since the fork reaches our handlers
 
     def handle_quit(self, sig, frame) -> None:
         Worker.handle_quit(self, sig, frame)

@@ -394,6 +394,57 @@ def test_a_quit_signal_during_a_request_hand_off_ends_the_worker():
     worker.tpool.shutdown()
 
 
+SLOW_START_CONFIG = """
+import runpy
+import time
+
+shipped = runpy.run_path({shipped!r})
+globals().update({{k: v for k, v in shipped.items() if not k.startswith("__")}})
+
+
+def post_fork(server, worker):
+    time.sleep(3)  # in the new worker, before its own signal handlers
+"""
+
+
+@pytest.mark.parametrize(
+    "stop", [signal.SIGINT, signal.SIGTERM], ids=["sigint", "sigterm"]
+)
+def test_a_stop_signal_while_a_worker_starts_is_not_lost(child_env, tmp_path, stop):
+    """The master passes Ctrl+C (as SIGQUIT) or SIGTERM on to its workers. One that
+    reached a new worker before its own handlers were installed ran the master's,
+    inherited with the fork, and was lost: the master waited its whole graceful
+    timeout (20 s) before killing the worker. Here a post_fork hook keeps the worker
+    in that window for 3 s; the signal, held until the handlers are in, stops it."""
+    config = tmp_path / "slow_start.conf.py"
+    shipped = str(REPO_ROOT / "config" / "gunicorn.conf.py")
+    config.write_text(SLOW_START_CONFIG.format(shipped=shipped))
+    log = tmp_path / "gunicorn.log"
+    env = {**child_env, "DEBUG": "0", "ALLOWED_HOSTS": "127.0.0.1"}
+    cmd = [sys.executable, "-m", "gunicorn", "--config", str(config)]
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [*cmd, "--bind", f"127.0.0.1:{free_port(PORTS)}", "--workers", "1"],
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        wait_for(lambda: "Booting worker" in log.read_text(), 60)
+        time.sleep(0.5)  # the worker is in post_fork
+        proc.send_signal(stop)
+        proc.wait(12)  # 3 s of post_fork, then at once; not 20 s
+    except subprocess.TimeoutExpired:
+        raise AssertionError(log.read_text()[-3000:]) from None
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+    assert "SIGKILL" not in log.read_text()
+
+
 # --- make run: the web app and the workers stop together ------------------------------
 
 
@@ -548,7 +599,9 @@ def test_make_run_stops_the_web_app_and_the_workers_together(
     signal_name = "SIGINT" if stop.startswith("ctrl_c") else "SIGTERM"
     ended = _ended(run, 40)
     output = run.output.decode(errors="replace")
-    assert ended and not alive(programs), output[-3000:]
+    assert ended, output[-3000:]
+    # The workers' helpers (multiprocessing's fork server) end as their pipe closes.
+    wait_for(lambda: not alive(programs), 10)
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", run.port), 2).close()
     # Once each: a second signal stops the workers at once, releasing their jobs.
