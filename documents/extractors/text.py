@@ -162,7 +162,7 @@ def codec_for_label(label: str | None) -> str | None:
 def decode(data: bytes, declared: str | None = None) -> str:
     """Bytes as their reader sees them: a byte-order mark decides, then the declared
     charset, unless the bytes are UTF-8 under another label (an editor saved them
-    again); with no usable label, the detected encoding."""
+    again) or none of them fits it; with no usable label, the detected encoding."""
     for bom, encoding in _BOM_ENCODINGS:
         if data.startswith(bom):
             return data.decode(encoding, errors="replace")
@@ -171,7 +171,12 @@ def decode(data: bytes, declared: str | None = None) -> str:
         encoding != "utf-8" and not data.isascii() and _is_utf8(data)
     ):
         encoding = detect_encoding(data)[0]
-    return data.decode(encoding, errors="replace")
+    text = data.decode(encoding, errors="replace")
+    if "\ufffd" in text and not _NON_ASCII.search(text.replace("\ufffd", "")):
+        # Not one character beyond ASCII fits the label ("utf-8" on cp1252 bytes):
+        # the label is wrong. A damaged byte or two in real UTF-8 stays as it is.
+        text = data.decode(detect_encoding(data)[0], errors="replace")
+    return text
 
 
 def _is_utf8(data: bytes) -> bool:

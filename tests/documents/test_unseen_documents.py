@@ -215,6 +215,19 @@ def test_html_blocks_of_old_pages_and_forms_do_not_glue_words(tmp_path: Path) ->
     ]
 
 
+def test_html_labelled_utf8_but_written_in_cp1252_is_read(tmp_path: Path) -> None:
+    page = '<html><head><meta charset="utf-8"></head><body><p>Crème brûlée</p>'
+    assert extract(write(tmp_path, "p.html", page.encode("cp1252"))).text == (
+        "Crème brûlée"
+    )
+
+
+def test_utf8_with_one_damaged_byte_stays_utf8(tmp_path: Path) -> None:
+    page = '<html><head><meta charset="utf-8"></head><body><p>Zażółć '.encode()
+    text = extract(write(tmp_path, "p.html", page + b"\xff</p>")).text
+    assert text == "Zażółć \ufffd"
+
+
 # --- e-mail -----------------------------------------------------------------------------
 
 MAIL_HEAD = (
@@ -247,8 +260,20 @@ MAIL_HEAD = (
             b"\x93Quoted\x94 costs 5 \x80",
             "“Quoted” costs 5 €",
         ),
+        # Labelled UTF-8, written in cp1252 (not one character of it is UTF-8).
+        (
+            b"MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n",
+            "Grüße aus Köln, ça va?".encode("cp1252"),
+            "Grüße aus Köln, ça va?",
+        ),
     ],
-    ids=["no-mime-utf8", "no-charset-latin1", "unknown-charset", "latin1-label"],
+    ids=[
+        "no-mime-utf8",
+        "no-charset-latin1",
+        "unknown-charset",
+        "latin1-label",
+        "utf8-label-on-cp1252",
+    ],
 )
 def test_mail_bodies_without_a_usable_charset_are_decoded(
     tmp_path: Path, headers: bytes, body: bytes, expected: str
