@@ -27,6 +27,7 @@ _BOM_ENCODINGS = (
 _NEWLINES = re.compile(r"\r\n?|\u2028|\u2029")
 _WESTERN = "cp1252"  # what browsers fall back to
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
+_UTF8_GOOD_PER_BAD = 10
 _AFTER_WORDS = frozenset("²®™©")  # m², Brand®; not ³ or ¹, cp1250's ł and ą (100 zł)
 _ANYWHERE = frozenset("°…·•†‡‰")  # 20°C, "etc…"
 _QUOTES_AND_DASHES = {"Pi", "Pf", "Ps", "Pe", "Pd"}  # « » “ ” „ – —
@@ -85,7 +86,8 @@ def extract_text(
         confidence=confidence if text.strip() else 0.0,
         extractor="text",
         note=join_notes(
-            f"No byte-order mark and not UTF-8: decoded as {encoding} (a best guess)."
+            f"No byte-order mark and not valid UTF-8: decoded as {encoding} "
+            "(a best guess)."
             if confidence < 1.0
             else "",
             truncated_note(options.max_chars) if cut else "",
@@ -105,6 +107,10 @@ def detect_encoding(data: bytes) -> tuple[str, float]:
     # ISO-2022-JP (Japanese mail) is seven-bit, so valid UTF-8 too: its escapes tell.
     if b"\x1b" not in data and _is_utf8(data):
         return "utf-8", 1.0
+    if _mostly_utf8(data):
+        # A stray byte or two (files joined, a line pasted from a cp1252 editor)
+        # in UTF-8 text: any code page would garble all the rest.
+        return "utf-8", 0.8
     # A legacy code page: chardetng (Firefox's detector) tells them apart from
     # letter pairs, so a short "Łódź" or "Привет" is read right, where a detector
     # of language statistics needs paragraphs (it gave Big5, UTF-16, cp1125).
@@ -177,6 +183,15 @@ def decode(data: bytes, declared: str | None = None) -> str:
         # the label is wrong. A damaged byte or two in real UTF-8 stays as it is.
         text = data.decode(detect_encoding(data)[0], errors="replace")
     return text
+
+
+def _mostly_utf8(data: bytes) -> bool:
+    """True for UTF-8 text with at most one bad byte in ten good characters beyond
+    ASCII; text in a code page has almost none of those (é alone is not UTF-8)."""
+    text = data.decode("utf-8", errors="replace")
+    bad = text.count("\ufffd")
+    good = _NON_ASCII.subn("", text)[1] - bad
+    return good > 0 and bad * _UTF8_GOOD_PER_BAD <= good
 
 
 def _is_utf8(data: bytes) -> bool:

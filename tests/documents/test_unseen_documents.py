@@ -71,6 +71,16 @@ def test_legacy_code_pages_decode_to_the_written_text(
     assert "(a best guess)" in result.note
 
 
+def test_utf8_text_with_a_stray_byte_stays_utf8(tmp_path: Path) -> None:
+    # Files joined, a line pasted from a cp1252 editor: one bad byte made the
+    # whole text a guess (Chinese gb18030 here, Latin-1 before).
+    text = "Zażółć gęślą jaźń. Grüße aus Köln. Привет мир.\n" * 20
+    data = text.encode() + b"price 5 \x80\n" + text.encode()
+    result = extract(write(tmp_path, "log.txt", data))
+    assert result.text == text + "price 5 \ufffd\n" + text
+    assert "(a best guess)" in result.note
+
+
 def test_iso_2022_jp_text_is_decoded_not_shown_with_its_escapes(tmp_path: Path) -> None:
     # Seven bits, so valid UTF-8: it came out with ESC $ B sequences in it.
     text = "日本語のメールです。\n"
