@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import re
 import zipfile
+from email import policy
+from email.parser import BytesParser
 from itertools import chain, islice
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +19,9 @@ from .base import (
     UnsupportedFileError,
     unreadable,
 )
+from .html import html_lines
+from .mail import part_text
+from .text import decode
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -30,6 +35,8 @@ _RUN_PIECES = {
     f"{_W}noBreakHyphen": "-",
 }
 _MATH_T = "{http://schemas.openxmlformats.org/officeDocument/2006/math}t"  # equations
+_ALT_CHUNK = f"{_W}altChunk"
+_R_ID = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
 _FALLBACK = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
 # Text moved with tracked changes on stays at its old place, struck out.
 _MOVED_AWAY = f"{_W}moveFrom"
@@ -46,7 +53,7 @@ def extract_docx(
     text = TextBuilder(options.max_chars)
     # Lazily, part by part: reading stops once the limit is reached.
     parts = chain(
-        _paragraphs(document.element.body),
+        _paragraphs(document.element.body, document.part),
         _notes(document),
         _headers_and_footers(document),
     )
@@ -93,13 +100,17 @@ def _open_document(path: str | os.PathLike[str]) -> Any:
         raise unreadable(exc, "its Word content cannot be read") from exc
 
 
-def _paragraphs(root: Any) -> Iterator[str]:
-    """Yield each w:p's text in document order, so table cells come row by row."""
+def _paragraphs(root: Any, part: Any) -> Iterator[str]:
+    """Yield each w:p's text in document order, so table cells come row by row;
+    a page embedded whole (w:altChunk) where it stands."""
     # Text read elsewhere: mc:Fallback repeats the mc:Choice content (e.g. text
     # boxes) for old readers, w:moveFrom is moved text at its old place.
     for repeated in list(root.iter(_FALLBACK, _MOVED_AWAY)):
         repeated.getparent().remove(repeated)
-    for p in root.iter(_P):
+    for p in root.iter(_P, _ALT_CHUNK):
+        if p.tag == _ALT_CHUNK:
+            yield from _chunk_lines(part, p.get(_R_ID))
+            continue
         # A text box nests whole paragraphs inside a run; those are yielded on their
         # own turn, so skip their pieces here. (Rare, hence the cheap check first.)
         nested = next(islice(p.iter(_P), 1, 2), None) is not None
@@ -114,6 +125,28 @@ def _paragraphs(root: Any) -> Iterator[str]:
         yield "".join(pieces)
 
 
+def _chunk_lines(part: Any, rid: str | None) -> Iterator[str]:
+    """The text of an "alternative format chunk": HTML, XHTML or MHT that Word
+    converts on opening (tools that make Word files from web pages write them).
+    RTF and older Word chunks are not read."""
+    try:
+        chunk = part.related_parts[rid]
+    except KeyError:  # a dangling reference: the rest stands
+        return
+    kind, content = chunk.content_type, chunk.blob
+    if kind == "message/rfc822":  # MHT: the page inside a message
+        message = BytesParser(policy=policy.default).parsebytes(content)
+        page = message.get_body(preferencelist=("html", "plain"))
+        if page is None:
+            return
+        kind, content = page.get_content_type(), part_text(page)
+    if "html" in kind:
+        yield from html_lines(content)[0]
+    elif kind == "text/plain":
+        text = decode(content) if isinstance(content, bytes) else content
+        yield from text.splitlines()
+
+
 def _owning_paragraph(el: Any) -> Any:
     while el is not None and el.tag != _P:
         el = el.getparent()
@@ -125,7 +158,8 @@ def _notes(document: Any) -> Iterator[str]:
 
     for part in document.part.package.iter_parts():
         if part.partname in _NOTE_PARTS:
-            yield from (t for t in _paragraphs(parse_xml(part.blob)) if t.strip())
+            notes = _paragraphs(parse_xml(part.blob), part)
+            yield from (t for t in notes if t.strip())
 
 
 def _headers_and_footers(document: Any) -> Iterator[str]:
@@ -142,7 +176,7 @@ def _headers_and_footers(document: Any) -> Iterator[str]:
             if part.partname in seen:
                 continue
             seen.add(part.partname)
-            yield from _paragraphs(part.element)
+            yield from _paragraphs(part.element, part)
 
 
 def _section_parts(section: Any) -> Iterable[Any]:

@@ -42,7 +42,7 @@ def _lines(message: EmailMessage) -> Iterator[str]:
     yield ""
     part = message.get_body(preferencelist=("plain", "html"))
     if part is not None:
-        content = _content(part)
+        content = part_text(part)
         if part.get_content_subtype() == "html":
             yield from html_lines(content)[0]
         else:
@@ -62,7 +62,7 @@ def _header(message: EmailMessage, name: str) -> str:
     return " ".join(str(value or "").split())
 
 
-def _content(part: EmailMessage) -> str:
+def part_text(part: EmailMessage) -> str:
     """The part's text. Its charset is often missing (us-ascii by the RFC, yet
     8-bit), unknown to Python, or ISO-8859-1 on Windows text: decoded as a mail
     program would, where the standard library put U+FFFD or C1 controls."""

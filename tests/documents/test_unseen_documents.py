@@ -238,6 +238,48 @@ def test_utf8_with_one_damaged_byte_stays_utf8(tmp_path: Path) -> None:
     assert text == "Zażółć \ufffd"
 
 
+@pytest.mark.parametrize(
+    ("content_type", "chunk"),
+    [
+        ("application/xhtml+xml", b"<html><body><p>Chunk paragraph.</p></body></html>"),
+        # html-docx-js writes the chunk as MHT: a MIME message holding the page.
+        (
+            "message/rfc822",
+            b"MIME-Version: 1.0\r\nContent-Type: multipart/related; boundary=B\r\n"
+            b"\r\n--B\r\nContent-Type: text/html; charset=utf-8\r\n"
+            b"Content-Transfer-Encoding: quoted-printable\r\n\r\n"
+            b"<html><body><p>Chunk paragraph.</p></body></html>\r\n--B--\r\n",
+        ),
+    ],
+    ids=["xhtml", "mht"],
+)
+def test_docx_made_of_an_html_chunk_is_read(
+    tmp_path: Path, content_type: str, chunk: bytes
+) -> None:
+    # Tools that turn HTML into Word (html-docx-js, CRMs) embed the page whole as
+    # an "alternative format chunk": Word shows it, its text came out empty.
+    import docx
+    from docx.opc.constants import RELATIONSHIP_TYPE
+    from docx.opc.packuri import PackURI
+    from docx.opc.part import Part
+    from docx.oxml import parse_xml
+
+    document = docx.Document()
+    document.add_paragraph("Before.")
+    part = Part(
+        PackURI("/word/afchunk.mht"), content_type, chunk, document.part.package
+    )
+    rid = document.part.relate_to(part, RELATIONSHIP_TYPE.A_F_CHUNK)
+    w = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+    r = 'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"'
+    document.element.body.insert(1, parse_xml(f'<w:altChunk {w} {r} r:id="{rid}"/>'))
+    document.add_paragraph("After.")
+    out = io.BytesIO()
+    document.save(out)
+    text = extract(write(tmp_path, "made.docx", out.getvalue())).text
+    assert text.splitlines() == ["Before.", "Chunk paragraph.", "After."]
+
+
 # --- e-mail -----------------------------------------------------------------------------
 
 MAIL_HEAD = (
