@@ -28,6 +28,7 @@ _PILLOW_PIXELS = re.compile(r"\((\d+) pixels\)")  # in Pillow's bomb message
 # Why each plugin refused a file it was shown: Pillow warns it when asked to.
 Image.WARN_POSSIBLE_FORMATS = True
 _NO_MODE = re.compile(r"^(\w+) opening failed\. (.*\bmode\b.*)$")
+_MODE = re.compile(r"\bmode\b")
 
 
 def extract_image(
@@ -49,6 +50,9 @@ def extract_image(
         except UnidentifiedImageError as exc:
             raise _unidentified(reasons) from exc
         except (OSError, SyntaxError, ValueError, EOFError) as exc:
+            if isinstance(exc, SyntaxError) and _MODE.search(str(exc)):
+                # A later page in a pixel format Pillow has no mode for.
+                raise _no_mode("image", str(exc)) from exc
             # Pillow reports truncated or inconsistent data with these.
             raise CorruptFileError(
                 f"the image data is damaged ({short_reason(exc)})"
@@ -117,12 +121,15 @@ def _unidentified(reasons: list[warnings.WarningMessage]) -> ExtractionError:
     for reason in reasons:
         found = _NO_MODE.search(str(reason.message))
         if found:
-            return UnsupportedFileError(
-                f"This {found.group(1)} image uses a pixel format that cannot be read "
-                f"({found.group(2)}); save it as 8-bit greyscale or colour and upload "
-                "that."
-            )
+            return _no_mode(f"{found.group(1)} image", found.group(2))
     return CorruptFileError("the image cannot be decoded")
+
+
+def _no_mode(what: str, reason: str) -> UnsupportedFileError:
+    return UnsupportedFileError(
+        f"This {what} uses a pixel format that cannot be read ({reason}); "
+        "save it as 8-bit greyscale or colour and upload that."
+    )
 
 
 def _too_large(pixels: int | None, size: tuple[int, int] | None = None) -> str:

@@ -575,35 +575,48 @@ def test_smartart_text_is_read(tmp_path: Path) -> None:
 # --- images -----------------------------------------------------------------------------
 
 
-def tiff_grey_alpha_16bit(width: int = 4, height: int = 4) -> bytes:
-    """A valid TIFF Pillow has no mode for (16-bit grey with alpha, as ImageMagick
-    writes a grey PNG with transparency)."""
-    pixels = bytes(width * height * 4)
-    start = 8 + 2 + 12 * 10 + 4
-    entries = [
-        (256, 3, 1, width),
-        (257, 3, 1, height),
-        (258, 3, 2, 16 | 16 << 16),  # two 16-bit samples, inline
-        (259, 3, 1, 1),
-        (262, 3, 1, 1),
-        (273, 4, 1, start),
-        (277, 3, 1, 2),
-        (278, 3, 1, height),
-        (279, 4, 1, len(pixels)),
-        (338, 3, 1, 2),  # the second sample is alpha
-    ]
-    ifd = struct.pack("<H", len(entries))
-    for tag, kind, count, value in entries:
-        ifd += struct.pack("<HHII", tag, kind, count, value)
-    return b"II*\x00" + struct.pack("<I", 8) + ifd + struct.pack("<I", 0) + pixels
+def tiff(*pages: tuple[int, ...], side: int = 4) -> bytes:
+    """A valid TIFF with a page per tuple of bits per sample: (8,) is 8-bit grey,
+    (16, 16) 16-bit grey with alpha, which Pillow has no mode for (ImageMagick
+    writes it for a grey PNG with transparency)."""
+    out = bytearray(b"II*\x00\x00\x00\x00\x00")
+    link = 4  # where the offset of the next page's directory goes
+    for bits in pages:
+        pixels = bytes(side * side * sum(bits) // 8)
+        strip = len(out)
+        out += pixels
+        entries = [
+            (256, 3, 1, side),
+            (257, 3, 1, side),
+            (258, 3, len(bits), bits[0] | (bits[-1] << 16 if len(bits) == 2 else 0)),
+            (259, 3, 1, 1),
+            (262, 3, 1, 1),
+            (273, 4, 1, strip),
+            (277, 3, 1, len(bits)),
+            (278, 3, 1, side),
+            (279, 4, 1, len(pixels)),
+        ]
+        if len(bits) == 2:
+            entries.append((338, 3, 1, 2))  # the second sample is alpha
+        struct.pack_into("<I", out, link, len(out))
+        out += struct.pack("<H", len(entries))
+        for tag, kind, count, value in entries:
+            out += struct.pack("<HHII", tag, kind, count, value)
+        link = len(out)
+        out += b"\x00\x00\x00\x00"
+    return bytes(out)
 
 
 def test_an_image_in_a_pixel_format_pillow_lacks_is_unsupported_not_damaged(
     tmp_path: Path,
 ) -> None:
-    path = write(tmp_path, "scan.tif", tiff_grey_alpha_16bit())
-    with pytest.raises(UnsupportedFileError, match="pixel format"):
-        extract(path)
+    for name, content in (
+        ("scan.tif", tiff((16, 16))),
+        ("pages.tif", tiff((8,), (16, 16))),  # the second page: "damaged" before
+    ):
+        with pytest.raises(UnsupportedFileError, match="pixel format"):
+            extract(write(tmp_path, name, content))
+    assert extract(write(tmp_path, "grey.tif", tiff((8,), (8,)))).page_count == 2
     cut = write(tmp_path, "cut.tif", image_bytes(text_image(["Cut"]), "TIFF")[:60])
     with pytest.raises(CorruptFileError):
         extract(cut)
