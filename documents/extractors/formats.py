@@ -250,6 +250,19 @@ FORMATS: tuple[Format, ...] = (
             "Excel", "an Excel Workbook (XLSX)"),
     _legacy("ppt", "PowerPoint 97-2003 (PPT)", "application/vnd.ms-powerpoint",
             ("PowerPoint Document",), "PowerPoint", "a PowerPoint Presentation (PPTX)"),
+    # Outlook's messages are OLE2 containers too: not an old Office file to re-save.
+    Format(
+        key="msg",
+        label="Outlook message (MSG)",
+        mime_type="application/vnd.ms-outlook",
+        extensions=(".msg",),
+        ole_streams=("__properties_version1.0",),
+        refusal=(
+            "This is an Outlook message (.msg), which cannot be read; save it from "
+            "Outlook as HTML or plain text, or as an .eml file from a mail program "
+            "that writes them, and upload that."
+        ),
+    ),
     Format(
         key="encrypted-office",
         label="password-protected Office document",

@@ -22,7 +22,7 @@ from documents.extractors import (
     extract,
 )
 from documents.extractors.text import detect_encoding
-from tests.files import image_bytes, scan_pdf_bytes, text_image
+from tests.files import image_bytes, ole_bytes, scan_pdf_bytes, text_image
 
 
 def write(tmp_path: Path, name: str, content: bytes) -> Path:
@@ -362,6 +362,22 @@ def test_a_forwarded_message_is_named_by_its_subject(tmp_path: Path) -> None:
     )
     text = extract(write(tmp_path, "fw.eml", mail)).text
     assert text.endswith("Attachments: Budget 2025.eml")
+
+
+def test_an_outlook_message_is_named_as_such_not_an_old_office_file(
+    tmp_path: Path,
+) -> None:
+    # A .msg is an OLE2 container like .doc: users were told to save it as DOCX,
+    # XLSX or PPTX.
+    path = write(
+        tmp_path,
+        "mail.msg",
+        ole_bytes("__properties_version1.0", "__substg1.0_0037001F"),
+    )
+    with pytest.raises(UnsupportedFileError) as refused:
+        extract(path)
+    assert "Outlook message" in str(refused.value)
+    assert "DOCX" not in str(refused.value)
 
 
 # --- OpenDocument text as LibreOffice writes it -----------------------------------------
