@@ -37,7 +37,8 @@ class JobKind:
     run: Callable[[Any], Any] | None = None
     # In the worker's transaction, once the item is marked completed.
     on_success: Callable[[Any, Any], None] | None = None
-    # In the worker's transaction, once the item is marked failed or retry_pending.
+    # In the transaction that marks the item failed or retry_pending (a failed or
+    # lost attempt), or cancelled.
     on_failure: Callable[[Any, Any], None] | None = None
     # A table whose row ``id = document_id`` follows the item's state: its columns
     # status and updated_at (and error_type, error_message) are written by the queue's

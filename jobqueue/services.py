@@ -335,6 +335,8 @@ class QueueManager:
             operations.status_changed(
                 [(item.operation, item.document_id)], Status.CANCELLED
             )
+            item.status = Status.CANCELLED
+            _tell_failure(item, "Cancelled before it ran.")
         return True
 
     def shift_priority(self, job_ids: Iterable[int], step: int) -> int:
@@ -571,20 +573,7 @@ class QueueManager:
                     error_type=fields.get("error_type", item.error_type),
                     error_message=fields["error_message"],
                 )
-                # The kind hears of the lost attempt as of any failed one (a task
-                # records it among its errors, and when it was the last, finishes).
-                kind = operations.get(item.operation)
-                if kind is not None and kind.on_failure:
-                    from jobqueue.runner import Outcome
-
-                    kind.on_failure(
-                        item,
-                        Outcome(
-                            False,
-                            error_type=ErrorType.UNKNOWN,
-                            error_message=fields["error_message"],
-                        ),
-                    )
+                _tell_failure(item, fields["error_message"])
                 logger.warning("Rescued job %s: %s", item.pk, message)
                 rescued += 1
             if rescued:
@@ -680,6 +669,19 @@ class DocumentQueueService:
 
     def get_queue_stats(self) -> dict[str, Any]:
         return self.queue.get_queue_stats()
+
+
+def _tell_failure(item: QueueItem, message: str) -> None:
+    """Tell the item's kind that the queue ended an attempt, or the job, itself (a
+    rescue, a cancel), as the worker tells it of a failed attempt: a task records
+    it among its errors and, once the job is over, announces that it finished."""
+    kind = operations.get(item.operation)
+    if kind is not None and kind.on_failure:
+        from jobqueue.runner import Outcome
+
+        kind.on_failure(
+            item, Outcome(False, error_type=ErrorType.UNKNOWN, error_message=message)
+        )
 
 
 def _default_max_retries() -> int:

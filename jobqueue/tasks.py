@@ -208,11 +208,12 @@ def _succeeded(item: QueueItem, value: Any) -> None:
 
 
 def _finished_on_commit(item_id: int) -> None:
-    """After a failed attempt: ``task_finished`` if it was the last one."""
+    """After a failed attempt: ``task_finished`` if it was the last one (or the job
+    was cancelled)."""
 
     def send() -> None:
         item = QueueItem.objects.filter(pk=item_id).first()
-        if item is not None and item.status == Status.FAILED:
+        if item is not None and item.status in (Status.FAILED, Status.CANCELLED):
             task_finished.send(QueueBackend, task_result=task_result(item))
 
     # Robust: a receiver's error, or a task path that no longer imports, is logged;

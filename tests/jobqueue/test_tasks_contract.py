@@ -236,6 +236,26 @@ def test_a_fault_of_another_database_a_task_uses_is_the_tasks_failure(tmp_path):
     assert result.errors[0].exception_class.__name__ == "OperationalError"
 
 
+def test_a_cancelled_task_failed_with_a_reason_and_is_announced_as_finished():
+    received = []
+
+    def on_finished(sender, task_result, **kwargs):
+        received.append(task_result)
+
+    task_finished.connect(on_finished)
+    try:
+        result = contract.echo.enqueue(1)
+        assert QueueManager().cancel(int(result.id))
+    finally:
+        task_finished.disconnect(on_finished)
+    result.refresh()
+    assert result.status == TaskResultStatus.FAILED
+    assert [error.traceback for error in result.errors] == ["Cancelled before it ran."]
+    assert [(r.id, r.status) for r in received] == [
+        (result.id, TaskResultStatus.FAILED)
+    ]
+
+
 def test_a_result_id_in_other_digits_does_not_exist():
     result = contract.echo.enqueue(1)
     arabic_indic = "".join(chr(0x660 + int(digit)) for digit in result.id)
