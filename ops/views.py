@@ -5,8 +5,7 @@ from __future__ import annotations
 import hmac
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
-from django.views.decorators.http import require_GET
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from jobqueue.metrics import registry
@@ -14,11 +13,11 @@ from jobqueue.metrics import registry
 REGISTRY = registry()
 
 
-@require_GET
 def metrics(request: HttpRequest) -> HttpResponse:
     """With ``METRICS_TOKEN`` set, only for ``Authorization: Bearer <token>``; without
     it, for anyone only if ``METRICS_PUBLIC`` says the network keeps it private;
-    otherwise it does not exist (404)."""
+    otherwise it does not exist (404), whatever the method: a disabled endpoint, or
+    one the sender may not use, says nothing of the methods it takes."""
     token = settings.METRICS_TOKEN
     if token:
         scheme, _, given = request.headers.get("Authorization", "").partition(" ")
@@ -38,4 +37,6 @@ def metrics(request: HttpRequest) -> HttpResponse:
             status=404,
             content_type="text/plain",
         )
+    if request.method != "GET":
+        return HttpResponseNotAllowed(["GET"])
     return HttpResponse(generate_latest(REGISTRY), content_type=CONTENT_TYPE_LATEST)

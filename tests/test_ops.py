@@ -105,14 +105,17 @@ def test_readyz_sees_an_unapplied_migration(client):
 
 @pytest.mark.django_db
 def test_metrics_need_the_token_or_an_explicit_public_setting(client, settings):
-    assert client.get("/metrics").status_code == 404  # neither: not served
+    # Neither: not served, whatever the method.
+    assert client.get("/metrics").status_code == 404
+    assert client.post("/metrics").status_code == 404
     settings.METRICS_PUBLIC = True
     assert client.get("/metrics", **POD_HOST).status_code == 200
     settings.METRICS_TOKEN = METRICS_TOKEN  # a token wins over "public"
     for header in ({}, {"HTTP_AUTHORIZATION": "Bearer wrong"}):
-        response = client.get("/metrics", **header)
-        assert response.status_code == 401
-        assert response["WWW-Authenticate"].startswith("Bearer")
+        for method in (client.get, client.post):
+            response = method("/metrics", **header)
+            assert response.status_code == 401
+            assert response["WWW-Authenticate"].startswith("Bearer")
     assert (
         client.post(
             "/metrics", HTTP_AUTHORIZATION=f"Bearer {METRICS_TOKEN}"
