@@ -35,9 +35,9 @@ def quiet_parser_noise() -> None:
     corrupted data", "MediaBox missing") on stderr, where a worker's log drowns in
     it; what matters reaches the document as its error or note. Errors still print.
     Run on import, so the fork server sets it once for every extraction child."""
-    for name in ("pdfminer", "pdfplumber", "openpyxl", "pptx", "docx", "odfdo"):
+    for name in ("pdfminer", "pdfplumber", "openpyxl", "pptx", "docx"):
         logging.getLogger(name).setLevel(logging.ERROR)
-    for module in ("pypdfium2", "pdfminer", "pdfplumber", "openpyxl", "odfdo"):
+    for module in ("pypdfium2", "pdfminer", "pdfplumber", "openpyxl"):
         warnings.filterwarnings("ignore", category=UserWarning, module=module)
 
 
