@@ -10,6 +10,7 @@ import pytest
 from django.core.management import call_command
 
 from documents.models import Document
+from tests.files import ole_bytes, pdf_bytes
 
 pytestmark = pytest.mark.django_db
 
@@ -43,3 +44,24 @@ def test_a_file_named_explicitly_is_judged_by_its_content(user, tmp_path: Path):
     named.write_text("plain words without an extension")
     call_command("import_documents", str(named), "--owner", "alice", stdout=StringIO())
     assert Document.objects.get().original_filename == "NOTES"
+
+
+def test_a_legacy_office_file_in_a_folder_says_what_to_save_it_as(user, tmp_path: Path):
+    folder = tmp_path / "inbox"
+    folder.mkdir()
+    (folder / "minutes.doc").write_bytes(ole_bytes("WordDocument"))
+    (folder / "report.pdf").write_bytes(pdf_bytes())
+    (folder / "copy.pdf").write_bytes(pdf_bytes())
+    (folder / "empty.txt").write_bytes(b"")
+    (folder / "tool.exe").write_bytes(b"MZ")
+
+    out = StringIO()
+    call_command("import_documents", str(folder), "--owner", "alice", stdout=out)
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "Imported 1 of 5 files; skipped 4."
+    [doc] = [line for line in lines if "minutes.doc" in line]
+    assert "DOCX" in doc and "refused" in doc and "not a supported format" not in doc
+    # One count per kind of reason, whatever each message says.
+    assert lines[-1] == (
+        "Skipped by reason: not a supported format (1), refused (2), duplicate (1)"
+    )

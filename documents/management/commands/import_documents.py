@@ -19,11 +19,15 @@ from documents.uploads import check_upload
 from jobqueue.management.arguments import whole_number
 from jobqueue.models import MAX_PRIORITY, MIN_PRIORITY, PRIORITY_RANGE
 
+NOT_READ = "not a supported format"
+REFUSED = "refused"
+DUPLICATE = "duplicate"
+
 
 class Command(BaseCommand):
     help = (
         "Import files for --owner; each is queued. Folders are walked recursively for "
-        "files named like a format we read; hidden files and folders are left out."
+        "files named like a format we know; hidden files and folders are left out."
     )
 
     def add_arguments(self, parser) -> None:
@@ -62,18 +66,20 @@ class Command(BaseCommand):
             raise CommandError(f"No user named “{owner}”.") from None
         files = self._collect(paths)
         imported = 0
+        # (path, why in a few words, the whole message)
         skipped = [
             (
                 path,
-                f"not a supported format (by its name; accepted: {accepted_labels()})",
+                NOT_READ,
+                f"{NOT_READ} (by its name; accepted: {accepted_labels()})",
             )
             for path in self.unsupported
         ]
         show_bar = verbosity > 0 and sys.stderr.isatty()
         for path in tqdm(files, unit="file", disable=not show_bar, file=sys.stderr):
-            reason = self._import(path, user, priority, allow_duplicates)
-            if reason:
-                skipped.append((path, reason))
+            refusal = self._import(path, user, priority, allow_duplicates)
+            if refusal:
+                skipped.append((path, *refusal))
             else:
                 imported += 1
         total = len(files) + len(self.unsupported)
@@ -82,13 +88,13 @@ class Command(BaseCommand):
         )
         if self.hidden:
             self.stdout.write(f"Left out {self.hidden} hidden files or folders.")
-        for path, reason in skipped:
-            self.stdout.write(f"  skipped {path}: {reason}")
+        for path, _why, message in skipped:
+            self.stdout.write(f"  skipped {path}: {message}")
         if skipped:
-            summary = Counter(reason.split(":")[0] for _, reason in skipped)
+            summary = Counter(why for _, why, _ in skipped)
             self.stdout.write(
                 "Skipped by reason: "
-                + ", ".join(f"{k} ({v})" for k, v in summary.items())
+                + ", ".join(f"{why} ({count})" for why, count in summary.items())
             )
 
     def _collect(self, paths: list[str]) -> list[Path]:
@@ -107,7 +113,7 @@ class Command(BaseCommand):
         return files
 
     def _walk(self, folder: Path) -> list[Path]:
-        """Files under ``folder`` named like a readable format. Hidden entries (.git,
+        """Files under ``folder`` named like a format we know. Hidden entries (.git,
         .DS_Store) are not entered at all; other names are skipped, and said so."""
         found: list[Path] = []
         for root, dirs, names in os.walk(folder):
@@ -117,21 +123,24 @@ class Command(BaseCommand):
                 if name.startswith("."):
                     self.hidden += 1
                     continue
-                fmt = by_extension(name)
-                if fmt is not None and fmt.readable:
+                # A format we refuse (.doc) is checked too: its refusal says
+                # what to save it as.
+                if by_extension(name) is not None:
                     found.append(Path(root, name))
                 else:
                     self.unsupported.append(Path(root, name))
         return found
 
-    def _import(self, path: Path, user, priority: int, allow_duplicates: bool) -> str:
-        """Import one file; return why it was skipped, or "" on success."""
+    def _import(
+        self, path: Path, user, priority: int, allow_duplicates: bool
+    ) -> tuple[str, str] | None:
+        """Import one file; None, or why it was skipped (in a few words, and whole)."""
         with path.open("rb") as handle:
             file = File(handle, name=path.name)
             try:
                 checked = check_upload(file)
             except ValidationError as error:
-                return f"refused: {' '.join(error.messages)}"
+                return REFUSED, f"{REFUSED}: {' '.join(error.messages)}"
             try:
                 document_create(
                     owner=user,
@@ -140,5 +149,7 @@ class Command(BaseCommand):
                     allow_duplicate=allow_duplicates,
                 )
             except DuplicateUpload:
-                return "duplicate: this owner already has a file with the same content"
-        return ""
+                return DUPLICATE, (
+                    f"{DUPLICATE}: this owner already has a file with the same content"
+                )
+        return None
