@@ -11,10 +11,13 @@ import logging
 import multiprocessing
 import os
 import shutil
+import signal
 import tempfile
+import threading
 import time
 from concurrent.futures import CancelledError
 from dataclasses import dataclass, field
+from multiprocessing import forkserver
 from typing import Any
 
 from django.conf import settings
@@ -67,6 +70,26 @@ def _message(exc: BaseException) -> str:
         return f"{type(exc).__name__}: <exception str() failed>"
 
 
+def _start_fork_server_deaf_to_ctrl_c() -> None:
+    """Start the fork server ignoring SIGINT, so that every child it forks ignores it
+    from its first instruction (it restores, in each, the handler it started with). A
+    Ctrl+C in the terminal reaches the whole process group: a child not yet past
+    ``init_child`` would die of it, its job released instead of finished. Ignored
+    signals are kept across fork and exec; only the main thread may set a handler."""
+    if threading.current_thread() is not threading.main_thread():
+        forkserver.ensure_running()
+        return
+    # Blocked meanwhile, a Ctrl+C to this process waits for the handler instead of
+    # being ignored with the children's (Linux keeps a blocked signal pending).
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        forkserver.ensure_running()
+    finally:
+        signal.signal(signal.SIGINT, handler)
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
 @dataclass
 class Flight:
     """A claimed job whose extraction is under way (or, without a child, decided)."""
@@ -99,6 +122,7 @@ class JobRunner:
         for kind in operations.kinds():
             preload.extend(m for m in kind.preload if m not in preload)
         context.set_forkserver_preload(preload)
+        _start_fork_server_deaf_to_ctrl_c()
         self.pool = ProcessPool(
             max_workers=self.processes,
             max_tasks=self.max_tasks,

@@ -146,6 +146,54 @@ def test_sigterm_lets_the_current_job_finish_and_marks_heartbeats_stopped(
     assert set(WorkerHeartbeat.objects.values_list("status", flat=True)) == {"stopped"}
 
 
+# A fresh process (its main thread starts the pool, as process_queue's does) asks
+# the pool's fork server for a bare child, one that never ran the pool's
+# initializer, and exits with what that child's SIGINT handler was at birth.
+FIRST_BREATH = """
+import multiprocessing, signal, sys
+import django
+
+django.setup()
+from jobqueue.runner import JobRunner
+from jobqueue.services import QueueManager
+
+runner = JobRunner(queue=QueueManager(), processes=1)
+runner.start()
+child = multiprocessing.get_context("forkserver").Process(
+    target=signal.raise_signal, args=(signal.SIGINT,)
+)
+child.start()
+child.join(30)
+runner.close()
+sys.exit(child.exitcode)
+"""
+
+
+def test_a_child_ignores_ctrl_c_from_its_first_instruction(child_env):
+    # A Ctrl+C in the terminal reaches the whole process group; a child that died of
+    # it before its initializer ignored it would lose its job's extraction.
+    done = subprocess.run(
+        [sys.executable, "-c", FIRST_BREATH],
+        cwd=REPO_ROOT,
+        env={**child_env, "DJANGO_SETTINGS_MODULE": "config.settings"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    # 0: it raised SIGINT at itself and lived on; 1: KeyboardInterrupt killed it.
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_ctrl_c_in_the_terminal_lets_the_current_job_finish(start_worker, user, queue):
+    job_id = queue.enqueue(store(user, "slow.txt", b"sleep:2 then text").pk)
+    proc = start_worker("--workers", "1", *FAST, env=SLOW_EXTRACTOR)
+    wait_for(lambda: QueueItem.objects.get(pk=job_id).status == Status.PROCESSING, 60)
+    # As a terminal sends it: to the whole process group, children included.
+    os.killpg(proc.pid, signal.SIGINT)
+    assert proc.wait(30) == 0, worker_log(proc)
+    assert QueueItem.objects.get(pk=job_id).status == Status.COMPLETED
+
+
 def test_second_sigint_stops_at_once_and_releases_the_job(start_worker, user, queue):
     job_id = queue.enqueue(store(user, "hang.txt", b"sleep:60").pk)
     proc = start_worker("--workers", "1", *FAST, env=SLOW_EXTRACTOR)
