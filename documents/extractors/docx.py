@@ -83,21 +83,37 @@ def _check_archive(path: str | os.PathLike[str]) -> int | None:
     return (int(match.group(1)) or None) if match else None
 
 
-def _open_document(path: str | os.PathLike[str]) -> Any:
-    import docx
-    from docx.opc.exceptions import PackageNotFoundError
+# The main part of a macro-enabled document (.docm) and of templates (.dotx,
+# .dotm): the same WordprocessingML as a .docx's, which python-docx opens only under
+# its own content type. The macros are never run, only the text is read.
+_OTHER_MAIN_TYPES = (
+    "application/vnd.ms-word.document.macroEnabled.main+xml",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.template.main+xml",
+    "application/vnd.ms-word.template.macroEnabledTemplate.main+xml",
+)
 
+
+def _open_document(path: str | os.PathLike[str]) -> Any:
+    from docx.opc.constants import CONTENT_TYPE
+    from docx.opc.exceptions import PackageNotFoundError
+    from docx.opc.part import PartFactory
+    from docx.package import Package
+    from docx.parts.document import DocumentPart
+
+    for content_type in _OTHER_MAIN_TYPES:
+        PartFactory.part_type_for.setdefault(content_type, DocumentPart)
     try:
-        return docx.Document(os.fspath(path))
-    except ValueError as exc:  # python-docx's check of the main part's content type
-        raise UnsupportedFileError(
-            "This is not a regular Word document (macro-enabled files and templates "
-            "are not supported); save it as .docx."
-        ) from exc
+        part = Package.open(os.fspath(path)).main_document_part
     except (PackageNotFoundError, KeyError, zipfile.BadZipFile) as exc:
         raise CorruptFileError("its Word package structure is incomplete") from exc
     except Exception as exc:  # lxml.etree.XMLSyntaxError and friends
         raise unreadable(exc, "its Word content cannot be read") from exc
+    if part.content_type not in (CONTENT_TYPE.WML_DOCUMENT_MAIN, *_OTHER_MAIN_TYPES):
+        raise UnsupportedFileError(
+            "This Word package holds no document the reader knows "
+            f"({part.content_type}); save it as .docx."
+        )
+    return part.document
 
 
 def _paragraphs(root: Any, part: Any) -> Iterator[str]:

@@ -519,6 +519,51 @@ def test_docx_named_pdf_is_read_as_docx(tmp_path: Path, docx_file: Path) -> None
     assert "nested right" in extract(renamed).text
 
 
+WORD_MAIN = b"application/vnd.openxmlformats-officedocument.wordprocessingml"
+
+
+@pytest.mark.parametrize(
+    ("name", "main_type"),
+    [
+        ("macros.docm", b"application/vnd.ms-word.document.macroEnabled.main+xml"),
+        ("letter.dotx", WORD_MAIN + b".template.main+xml"),
+        (
+            "letter.dotm",
+            b"application/vnd.ms-word.template.macroEnabledTemplate.main+xml",
+        ),
+    ],
+)
+def test_macro_enabled_documents_and_templates_are_read(
+    tmp_path: Path, docx_file: Path, name: str, main_type: bytes
+) -> None:
+    path = tmp_path / name
+    path.write_bytes(
+        with_member(
+            docx_file.read_bytes(),
+            "[Content_Types].xml",
+            lambda types: types.replace(WORD_MAIN + b".document.main+xml", main_type),
+        )
+    )
+    assert "nested right" in extract(path).text
+
+
+def test_a_word_package_of_another_main_part_is_unsupported(
+    tmp_path: Path, docx_file: Path
+) -> None:
+    path = tmp_path / "odd.docx"
+    path.write_bytes(
+        with_member(
+            docx_file.read_bytes(),
+            "[Content_Types].xml",
+            lambda types: types.replace(
+                WORD_MAIN + b".document.main+xml", b"application/x-unknown+xml"
+            ),
+        )
+    )
+    with pytest.raises(UnsupportedFileError, match="save it as .docx"):
+        extract(path, mime_type=DOCX)
+
+
 def test_damaged_docx_is_corrupt(tmp_path: Path, docx_file: Path) -> None:
     half = truncated(docx_file, tmp_path / "half.docx")
     with pytest.raises(CorruptFileError, match="cut short"):
