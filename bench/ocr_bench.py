@@ -3,7 +3,8 @@
 The scan set is made here, never committed: born-digital corpus pages rendered with
 PDFium at 300 dpi and degraded as a desk scanner does (grey, a random skew within
 ±1°, noise, JPEG at quality 75), written as image-only PDFs, PNG and JPEG files, one
-page turned 90°, and one mixed PDF (a born-digital page, then a scanned one). The
+page turned 90°, and one mixed PDF (a born-digital page, then a scanned one); outside
+the target, a table of thick rules and a noisy 25-megapixel photo of a page. The
 truth of a page is its own text layer.
 
 Recall is the share of the truth's words (counted with repeats) found in the output,
@@ -61,7 +62,7 @@ PAGES = [
     ("pdf/fr_olap.pdf", 0),
 ]
 # Measured too, outside the target: a table drawn with thick rules, which Tesseract's
-# page layout analysis reads poorly (clean or scanned, raw or ours).
+# page layout analysis reads poorly (clean or scanned, raw or ours); and a noisy photo.
 RULED_TABLE = ("pdf/ca-warn-report.pdf", 0)
 FINISHED = (
     "SELECT count(*) FROM extraction_queue WHERE status IN ('completed', 'failed')"
@@ -171,7 +172,25 @@ def make_scan_set(target: Path, seed: int = 7) -> list[dict[str, Any]]:
     image, truth, size = render(CORPUS / RULED_TABLE[0], RULED_TABLE[1])
     table = {"source": f"{RULED_TABLE[0]}#{RULED_TABLE[1] + 1}", "truth": truth}
     add("ruled-table.jpg", degrade(image, rng), [table], 1, target_set=False)
+    add("noisy-photo.jpg", noisy_photo(pages[3]["image"]), [pages[3]], 1, False)
     return files
+
+
+def noisy_photo(page: Image.Image, side: int = 5000) -> bytes:
+    """A phone's 25-megapixel photo of the page on a desk: sensor noise all over
+    (a threshold for the whole page, Otsu's, takes minutes on it)."""
+
+    def noise(size: tuple[int, int]) -> Image.Image:
+        return Image.effect_noise(size, 17).point(lambda v: min(255, v + 120))
+
+    photo = noise((side, side))
+    photo.paste(
+        Image.blend(page, noise(page.size), 0.5),
+        ((side - page.width) // 2, (side - page.height) // 2),
+    )
+    out = io.BytesIO()
+    photo.save(out, "JPEG", quality=85)
+    return out.getvalue()
 
 
 class RawTesseract:

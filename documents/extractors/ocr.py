@@ -139,7 +139,13 @@ class Reader:
         path = os.path.join(tessdata, "")  # Tesseract wants the trailing separator
         try:
             self.api = tesserocr.PyTessBaseAPI(
-                path=path, lang=languages, psm=tesserocr.PSM.AUTO
+                path=path,
+                lang=languages,
+                psm=tesserocr.PSM.AUTO,
+                # Sauvola's local threshold, not Otsu's one for the whole page: a
+                # photo's sensor noise on a mostly blank page made Otsu's reading
+                # take a minute and find no text (bench/ocr_bench.py, noisy photos).
+                variables={"thresholding_method": "2"},
             )
             self.osd = (
                 tesserocr.PyTessBaseAPI(

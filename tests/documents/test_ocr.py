@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
-from PIL import Image
+from PIL import Image, ImageDraw, ImageFont
 
 from documents.extraction import dashboard_figures
 from documents.extractors import UnsupportedFileError, detect_mime_type, extract
@@ -69,6 +69,18 @@ def test_photos_are_detected_by_bytes_and_read(tmp_path, fmt, params, mime_type)
     assert result.extractor == f"{fmt.lower()}+tesseract"
     assert result.confidence > 0.8
     assert result.details["ocr_pages"] == "1"
+
+
+def test_a_noisy_photo_of_a_mostly_blank_page_is_read(tmp_path):
+    # Sensor noise all over a big, mostly blank page: thresholded as a whole (Otsu),
+    # it read nothing, slowly; a local threshold (Sauvola) reads the line.
+    side = 3000
+    photo = Image.effect_noise((side, side), 17).point(lambda v: min(255, v + 120))
+    font = ImageFont.load_default(size=30)
+    ImageDraw.Draw(photo).text((side // 10, side // 10), LINES[0], font=font, fill=0)
+    path = write(tmp_path, "desk.jpg", image_bytes(photo, "JPEG", quality=90))
+    result = extract(path)
+    assert reads(result.text, LINES[:1]), result.text
 
 
 @pytest.mark.parametrize("turn", [90, 180])
