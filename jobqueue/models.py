@@ -58,12 +58,6 @@ class Operation(models.TextChoices):
 SAME_WORK_AS = {Operation.REPROCESS: Operation.EXTRACT}
 
 
-def same_work(operation: str) -> tuple[str, ...]:
-    """The operations that do the same work as ``operation`` (itself included)."""
-    work = SAME_WORK_AS.get(operation, operation)
-    return tuple(sorted({work, *(op for op, w in SAME_WORK_AS.items() if w == work)}))
-
-
 def work() -> Case:
     """An item's work, in SQL: its operation, or the one whose work it does again."""
     return Case(
@@ -93,6 +87,12 @@ class QueueItemQuerySet(models.QuerySet["QueueItem"]):
 
     def finished(self) -> QueueItemQuerySet:
         return self.filter(status__in=FINISHED_STATUSES)
+
+    def doing_work_of(self, operation: str) -> QueueItemQuerySet:
+        """Items of ``operation``, or of one doing the same work (``work()``)."""
+        return self.alias(work=work()).filter(
+            work=SAME_WORK_AS.get(operation, operation)
+        )
 
 
 class QueueItem(models.Model):

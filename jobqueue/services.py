@@ -31,7 +31,6 @@ from jobqueue.models import (
     QueueItem,
     Status,
     WorkerHeartbeat,
-    same_work,
     stale_after,
     work,
 )
@@ -104,8 +103,10 @@ class QueueManager:
             raise ValueError(f"No job kind {operation!r} is registered.")
         # The active item doing this work, if any: of this operation or of one that
         # does the same work (an extraction while the document's reprocess runs).
-        existing = QueueItem.objects.active().filter(
-            document_id=document_id, operation__in=same_work(operation)
+        existing = (
+            QueueItem.objects.active()
+            .doing_work_of(operation)
+            .filter(document_id=document_id)
         )
         for attempt in range(2):
             now = db_now()
@@ -454,7 +455,7 @@ class QueueManager:
 
     def retry_failed(self, job_id: int | None = None) -> int:
         """Put failed jobs back to pending with fresh attempts; returns how many."""
-        failed = QueueItem.objects.alias(work=work()).filter(status=Status.FAILED)
+        failed = QueueItem.objects.annotate(work=work()).filter(status=Status.FAILED)
         if job_id is not None:
             failed = failed.filter(pk=job_id)
         # A document re-queued since it failed already has its active item: of this
@@ -471,13 +472,12 @@ class QueueManager:
             # A document that failed more than once gets only its latest job back: two
             # would break the one-active-item-per-document-and-operation constraint,
             # or do the same work twice.
-            latest: dict[tuple[Any, tuple[str, ...]], tuple[int, str]] = {}
-            for pk, document_id, operation in rows.values_list(
-                "pk", "document_id", "operation"
+            latest: dict[tuple[Any, str], tuple[int, str]] = {}
+            for pk, document_id, operation, job_work in rows.values_list(
+                "pk", "document_id", "operation", "work"
             ):
                 # Jobs without a subject (tasks) are each their own.
-                key = (document_id or f"#{pk}", same_work(operation))
-                latest.setdefault(key, (pk, operation))
+                latest.setdefault((document_id or f"#{pk}", job_work), (pk, operation))
             count = QueueItem.objects.filter(
                 pk__in=[pk for pk, _ in latest.values()], status=Status.FAILED
             ).update(
