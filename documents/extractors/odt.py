@@ -23,6 +23,7 @@ from .base import (
     ExtractionResult,
     ExtractOptions,
     TextBuilder,
+    parse_xml,
     unreadable,
 )
 
@@ -83,10 +84,8 @@ def _parse(xml: bytes) -> Any:
     """The root of one of the package's XML parts."""
     from lxml import etree
 
-    # No entities, no network: the file is someone else's XML.
-    parser = etree.XMLParser(resolve_entities=False, no_network=True)
     try:
-        root = etree.fromstring(xml, parser)
+        root = parse_xml(xml)
     except etree.XMLSyntaxError as exc:
         raise unreadable(exc, "its OpenDocument content cannot be read") from exc
     if root.getroottree().docinfo.doctype:

@@ -8,7 +8,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from .archive import check_zip
-from .base import ExtractionResult, ExtractOptions, TextBuilder, unreadable
+from .base import (
+    ExtractionResult,
+    ExtractOptions,
+    TextBuilder,
+    parse_xml,
+    unreadable,
+)
 
 _DGM = "{http://schemas.openxmlformats.org/drawingml/2006/diagram}"
 _A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
@@ -88,9 +94,8 @@ def _diagram_lines(shape: Any) -> Iterator[str]:
         data = shape.part.related_part(ids.get(_DATA_REL)).blob
     except (KeyError, AttributeError):  # a dangling reference: the rest stands
         return
-    parser = etree.XMLParser(resolve_entities=False, no_network=True)
     try:
-        root = etree.fromstring(data, parser)
+        root = parse_xml(data)
     except etree.XMLSyntaxError:  # a damaged diagram costs its text, not the deck's
         return
     for point in root.iter(f"{_DGM}pt"):
