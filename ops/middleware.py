@@ -1,10 +1,10 @@
 """Machines' endpoints, answered before the rest of the stack.
 
 Placed first in MIDDLEWARE but for the one that fills empty 405s (config.middleware),
-so that a probe or a scrape is answered before the host
-check (a kubelet or Prometheus sends the pod's IP as Host), the HTTPS redirect,
-sessions and CSP: they ask whether this process can serve, not whether this request
-is a good one. ``/metrics`` keeps its own token check.
+so that a probe or a scrape is answered before the host check (a kubelet or
+Prometheus sends the pod's IP as Host), the HTTPS redirect, sessions and CSP: they
+ask whether this process can serve, not whether this request is a good one.
+``/metrics`` keeps its own token check.
 """
 
 from __future__ import annotations
