@@ -327,9 +327,10 @@ def _postgres_rows(
     sql = f"""
         WITH q AS (SELECT {tsquery} AS query),
         candidates AS (
-            SELECT d.id, d.search_vector
-            FROM documents_document d, q
-            WHERE d.search_vector @@ q.query {where}
+            SELECT d.id, s.search_vector
+            FROM documents_search s
+            JOIN documents_document d ON d.id = s.document_id, q
+            WHERE s.search_vector @@ q.query {where}
             ORDER BY d.id DESC
             LIMIT %s
         )

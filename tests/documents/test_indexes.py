@@ -1,5 +1,6 @@
 """The documents table keeps the indexes its lookups use and no others: a document's
-status moves twice a job, and on PostgreSQL each move writes every index."""
+status moves twice a job, and on PostgreSQL each move writes every index. So the
+search index lives beside it, written only when the words change."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ import pytest
 from django.db import connection
 
 from documents.models import Document
+from documents.search import search_documents
+from jobqueue.models import Status
+from tests.documents.test_search import make_text_document
 
 pytestmark = pytest.mark.django_db
 
@@ -36,3 +40,54 @@ def test_no_like_index_on_the_documents_table():
             [Document._meta.db_table, "%pattern_ops%"],
         )
         assert cursor.fetchall() == []
+
+
+def _search_row_version(document: Document) -> str | None:
+    """Where the document's search row lies: any write of it moves it."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT ctid::text FROM documents_search WHERE document_id = %s",
+            [document.pk],
+        )
+        row = cursor.fetchone()
+    return row and row[0]
+
+
+on_postgresql = pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="the search table is PostgreSQL's"
+)
+
+
+@on_postgresql
+def test_a_status_change_leaves_the_words_indexed_as_they_were(user):
+    document = make_text_document(user, "report.txt", "quarterly aardvark figures")
+    indexed = _search_row_version(document)
+    assert indexed is not None
+    # As the queue moves it (an UPDATE of the status alone), and as a save() of
+    # every column writes it, with the text unchanged.
+    Document.objects.filter(pk=document.pk).update(status=Status.PROCESSING)
+    document.status = Status.COMPLETED
+    document.save()
+    assert _search_row_version(document) == indexed
+
+    Document.objects.filter(pk=document.pk).update(title="Aardvark annual")
+    assert _search_row_version(document) != indexed
+    assert [hit.document.pk for hit in search_documents(user, "annual")] == [
+        document.pk
+    ]
+
+
+@on_postgresql
+def test_deleted_and_truncated_documents_leave_no_search_rows(user):
+    kept = make_text_document(user, "kept.txt", "aardvark")
+    gone = make_text_document(user, "gone.txt", "aardvark")
+    gone.delete()
+    assert _search_row_version(gone) is None
+    assert _search_row_version(kept) is not None
+
+    with connection.cursor() as cursor:
+        # As Django's flush empties the tables between tests.
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        cursor.execute(f"TRUNCATE {Document._meta.db_table} CASCADE")
+        cursor.execute("SELECT count(*) FROM documents_search")
+        assert cursor.fetchone()[0] == 0
