@@ -3,7 +3,8 @@
 Runs with the product's settings (DATABASE_URL, MEDIA_ROOT from the environment) and
 prints one JSON object. Actions:
 
-  seed-noop N                  N documents, one NOOP job each (one transaction)
+  seed-noop N [--words W]      N documents (with W words of text each), one NOOP job
+                               each (one transaction)
   seed-tasks N                 N calls of the @task bench.bench_tasks.noop (one transaction)
   seed-files --kinds pdf --repeat R | --jobs N
                                corpus files (expect=ok) copied into MEDIA_ROOT as
@@ -66,8 +67,9 @@ def _user() -> Any:
     return user
 
 
-def blank_documents(n: int, prefix: str) -> list[Any]:
-    """N empty text documents (subjects for no-op jobs), in one transaction."""
+def blank_documents(n: int, prefix: str, words: int = 0) -> list[Any]:
+    """N text documents (subjects for no-op jobs), in one transaction: empty, or
+    already holding ``words`` words of text (distinct in each document)."""
     from documents.models import Document
 
     owner = _user()
@@ -80,6 +82,7 @@ def blank_documents(n: int, prefix: str) -> list[Any]:
                 mime_type="text/plain",
                 size=0,
                 sha256="0" * 64,
+                text=" ".join(f"w{i}x{w}" for w in range(words)),
             )
             for i in range(n)
         ],
@@ -87,12 +90,12 @@ def blank_documents(n: int, prefix: str) -> list[Any]:
     )
 
 
-def seed_noop(n: int) -> dict[str, Any]:
+def seed_noop(n: int, words: int = 0) -> dict[str, Any]:
     from jobqueue.models import Operation
     from jobqueue.services import QueueManager
 
     started = time.perf_counter()
-    ids = [d.pk for d in blank_documents(n, "noop")]
+    ids = [d.pk for d in blank_documents(n, "noop", words)]
     created = QueueManager(Operation.NOOP).enqueue_batch(ids)
     return {"jobs": len(created), "seconds": time.perf_counter() - started}
 
@@ -370,7 +373,9 @@ def raw_extract(repeat: int) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="action", required=True)
-    sub.add_parser("seed-noop").add_argument("n", type=int)
+    noop = sub.add_parser("seed-noop")
+    noop.add_argument("n", type=int)
+    noop.add_argument("--words", type=int, default=0, help="of text in each document")
     sub.add_parser("seed-tasks").add_argument("n", type=int)
     files = sub.add_parser("seed-files")
     files.add_argument("--kinds", default="pdf")
@@ -398,7 +403,7 @@ def main() -> None:
     else:
         _setup()
         if args.action == "seed-noop":
-            out = seed_noop(args.n)
+            out = seed_noop(args.n, args.words)
         elif args.action == "seed-tasks":
             out = seed_tasks(args.n)
         elif args.action == "seed-files":

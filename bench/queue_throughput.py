@@ -16,6 +16,9 @@ long-running workers on their own hosts do; then the N jobs arrive in one batch 
 the clock runs from the first job's start to the last job's end (the database's
 times), CPU counted from the batch on: how the workers share the queue, start-up left
 out (on 2 shared cores, 8 start-ups cost more than the drain of 5,000 jobs).
+
+``--words N`` (ours only): each no-op job's document already holds N words of text,
+as a document being reprocessed does: what its status changes cost beside its text.
 """
 
 from __future__ import annotations
@@ -184,8 +187,10 @@ class Runner:
                 env = common.product_env(url, self.tmp / "media")
                 seed = "seed-tasks" if self.args.ours_jobs == "tasks" else "seed-noop"
 
+                words = ["--words", self.args.words] if self.args.words else []
+
                 def seed_now() -> dict[str, Any]:
-                    return json.loads(common.product_ops(env, seed, n))
+                    return json.loads(common.product_ops(env, seed, n, *words))
 
                 seeded = None if self.args.warm else seed_now()
             else:
@@ -395,10 +400,16 @@ def main() -> None:
         action="store_true",
         help="ours only: jobs arrive once the workers wait idle; start-up left out",
     )
+    parser.add_argument(
+        "--words",
+        type=int,
+        default=0,
+        help="ours only: each no-op job's document already holds this many words",
+    )
     parser.add_argument("--no-record", action="store_true")
     args = parser.parse_args()
-    if args.warm and args.only != "ours":
-        parser.error("--warm measures ours only: add --only ours")
+    if (args.warm or args.words) and args.only != "ours":
+        parser.error("--warm and --words measure ours only: add --only ours")
     common.ensure_peers()
     only = set(filter(None, args.only.split(","))) or None
     dbs = set(filter(None, args.db.split(","))) or None
@@ -574,7 +585,9 @@ def report(args, todo, results, bench, load) -> None:
         part
         for part in (
             common.header(load[0], load[1]) + f"\n\nCommand: `{common.command_line()}`",
-            f"{args.jobs:,} no-op jobs per run, fresh database per run, median of "
+            f"{args.jobs:,} no-op jobs per run"
+            + (f" on documents of {args.words:,} words" if args.words else "")
+            + ", fresh database per run, median of "
             f"{args.rounds} round(s). "
             + (
                 "Warm workers (`--warm`): the jobs arrive in one batch once every "
@@ -610,6 +623,8 @@ def report(args, todo, results, bench, load) -> None:
     title = f"Drain throughput of {what}: {where}, {' vs '.join(systems)}"
     if args.warm:
         title += ", warm workers"
+    if args.words:
+        title += f", documents of {args.words:,} words"
     common.record(f"{title} (queue_throughput.py)", body)
 
 

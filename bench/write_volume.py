@@ -1,5 +1,5 @@
 """What a job writes: the write-ahead log one worker adds per no-op job it drains
-(issue 13). Every page a job's commit changes is written to the log, checksummed and,
+(issue 13), of documents that are empty or (``--words``) already hold a text. Every page a job's commit changes is written to the log, checksummed and,
 later, copied into the database: the part of a commit's cost that fewer statements
 alone do not cut.
 
@@ -12,6 +12,7 @@ snapshot through the drain so that no checkpoint starts the file over.
 
     python bench/write_volume.py
     python bench/write_volume.py --db sqlite --jobs 2000 --no-record
+    python bench/write_volume.py --db postgres --jobs 2000 --words 5000
 """
 
 from __future__ import annotations
@@ -112,6 +113,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--db", default="sqlite,postgres")
     parser.add_argument("--jobs", type=int, default=5000)
+    parser.add_argument(
+        "--words", type=int, default=0, help="of text in each job's document"
+    )
     parser.add_argument("--no-record", action="store_true")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-writes-"))
@@ -124,7 +128,7 @@ def main() -> None:
         )
         try:
             env = common.product_env(scratch.fresh(), tmp / "media")
-            common.product_ops(env, "seed-noop", args.jobs)
+            common.product_ops(env, "seed-noop", args.jobs, "--words", args.words)
             measure = postgres if vendor == "postgres" else sqlite
             rows.append(measure(scratch, env, args.jobs, tmp / f"{vendor}.log"))
         finally:
@@ -141,12 +145,13 @@ def main() -> None:
         rows,
     )
     print(table)
+    documents = f", documents of {args.words:,} words" if args.words else ""
     if not args.no_record:
         common.record(
             "Write-ahead log per job (write_volume.py)",
             f"{common.header(load_before, revision)}\n\n"
-            f"`{common.command_line()}`: {args.jobs:,} no-op jobs, one worker.\n\n"
-            f"{table}",
+            f"`{common.command_line()}`: {args.jobs:,} no-op jobs{documents}, "
+            f"one worker.\n\n{table}",
         )
 
 
