@@ -341,6 +341,11 @@ def _postgres_rows(
         ORDER BY in_name DESC, score DESC, c.id DESC
         LIMIT %s OFFSET %s"""  # noqa: S608 - SQL built from our own fragments
     with connection.cursor() as cursor:
+        # The search table is narrow, its vectors kept aside (TOAST), so the planner
+        # sees a scan of every row as cheap: it does not count reading each vector
+        # (110 ms over 1,500 documents for one rare word, against 0.3 ms through the
+        # GIN index). No such scan, then, until the search's transaction ends.
+        cursor.execute("SELECT set_config('enable_seqscan', 'off', true)")
         cursor.execute(
             sql, [*params, *filter_params, POSTGRES_MAX_RANKED, limit, offset]
         )
