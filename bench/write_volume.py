@@ -148,7 +148,7 @@ def main() -> None:
     documents = f", documents of {args.words:,} words" if args.words else ""
     if not args.no_record:
         common.record(
-            "Write-ahead log per job (write_volume.py)",
+            f"Write-ahead log per job{documents} (write_volume.py)",
             f"{common.header(load_before, revision)}\n\n"
             f"`{common.command_line()}`: {args.jobs:,} no-op jobs{documents}, "
             f"one worker.\n\n{table}",
