@@ -12,6 +12,7 @@ import os
 import pty
 import re
 import select
+import shlex
 import shutil
 import signal
 import socket
@@ -473,6 +474,20 @@ def descendants(pid: int) -> set[int]:
     return found
 
 
+def in_session(leader: int) -> set[int]:
+    """Every process of the session that ``leader`` leads (a terminal's programs),
+    those whose parent ended included."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        try:
+            session = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[3])
+        except (OSError, ValueError, IndexError):
+            continue
+        if session == leader:
+            found.add(int(entry.name))
+    return found
+
+
 def alive(pids: set[int]) -> set[int]:
     table = processes()
     return {p for p in pids if p in table and table[p][1] != "Z"}
@@ -496,7 +511,9 @@ def make_run(child_env, tmp_path, user) -> Iterator[Callable[[], MakeRun]]:
         pytest.skip("needs make and /proc")
     started: list[MakeRun] = []
 
-    def start() -> MakeRun:
+    def start(from_a_shell: bool = False) -> MakeRun:
+        """``from_a_shell``: typed at an interactive shell, the session's leader
+        (which passes the terminal's hangup to its jobs), rather than make alone."""
         port = free_port(PORTS)
         # Without the flags of a make running the suite (make test): this one is new.
         env = {k: v for k, v in child_env.items() if not k.startswith(("MAKE", "MFL"))}
@@ -511,11 +528,15 @@ def make_run(child_env, tmp_path, user) -> Iterator[Callable[[], MakeRun]]:
         args = [make, "--no-print-directory", "run", f"PY={sys.executable}"]
         args += ["-o", "install-system", "-o", ".venv/.installed", "-o", ".env"]
         args += ["HOST=127.0.0.1", f"PORT={port}"]
+        if from_a_shell:
+            line = " ".join(shlex.quote(arg) for arg in args)
+            # "; exit": so that the shell does not exec make in its place.
+            args = ["/bin/bash", "--norc", "--noprofile", "-i", "-c", f"{line}; exit"]
         pid, terminal = pty.fork()
-        if pid == 0:  # the child: make, in the pty's session
+        if pid == 0:  # the child: make (or the shell), in the pty's session
             try:
                 os.chdir(REPO_ROOT)
-                os.execve(make, args, env)  # noqa: S606 - no shell wanted
+                os.execve(args[0], args, env)  # noqa: S606 - no shell wanted
             finally:
                 os._exit(127)
         run = MakeRun(pid, terminal, port, bytearray())
@@ -525,11 +546,12 @@ def make_run(child_env, tmp_path, user) -> Iterator[Callable[[], MakeRun]]:
 
     yield start
     for run in started:
-        for pid in alive(descendants(run.pid) | {run.pid}):
+        for pid in alive(descendants(run.pid) | in_session(run.pid) | {run.pid}):
             os.kill(pid, signal.SIGKILL)
         with contextlib.suppress(ChildProcessError):
             os.waitpid(run.pid, 0)
-        os.close(run.terminal)
+        if run.terminal >= 0:
+            os.close(run.terminal)
 
 
 def _show(run: MakeRun) -> None:
@@ -568,20 +590,27 @@ def _ended(run: MakeRun, timeout: float) -> bool:
 
 @pytest.mark.parametrize(
     "stop",
-    ["ctrl_c", "ctrl_c_as_a_job_starts", "sigterm_to_make", "sigterm_to_its_shell"],
+    [
+        "ctrl_c",
+        "ctrl_c_as_a_job_starts",
+        "sigterm_to_make",
+        "sigterm_to_its_shell",
+        "terminal_closed",
+    ],
 )
 def test_make_run_stops_the_web_app_and_the_workers_together(
     make_run, make_document, queue, stop
 ):
-    """Ctrl+C in make's terminal, SIGTERM to make, or SIGTERM to the shell running
-    its recipe: gunicorn and process_queue both stop, each signalled once, the
-    workers gracefully (their current job completes, their heartbeats say stopped),
+    """Ctrl+C in make's terminal, SIGTERM to make, SIGTERM to the shell running its
+    recipe, or the terminal closed under the shell make was typed at (which passes
+    the SIGHUP to make's job; the programs then write to no terminal): gunicorn and
+    process_queue both stop, each signalled once, the workers gracefully (their current job completes, their heartbeats say stopped),
     and make ends. A SIGTERM left both running: the shell's trap waited for gunicorn,
     in the foreground, to end first. A Ctrl+C as a job started reached its new
     extraction child too, before the child ignores SIGINT, and the job was released.
     A trap that signals the workers on top of the terminal's Ctrl+C stops them at
     once (the second signal), releasing their job."""
-    run = make_run()
+    run = make_run(from_a_shell=stop == "terminal_closed")
     wait_for(lambda: _serving(run), 120)
     job_id = queue.enqueue(make_document(b"sleep:3 then text", "slow.txt").pk)
     wait_for(lambda: QueueItem.objects.get(pk=job_id).status == Status.PROCESSING, 30)
@@ -592,6 +621,9 @@ def test_make_run_stops_the_web_app_and_the_workers_together(
         os.write(run.terminal, b"\x03")
     elif stop == "sigterm_to_make":
         os.kill(run.pid, signal.SIGTERM)
+    elif stop == "terminal_closed":
+        os.close(run.terminal)
+        run.terminal = -1
     else:
         table = processes()
         (shell,) = [p for p in programs if table[p][0] == run.pid]
@@ -604,10 +636,12 @@ def test_make_run_stops_the_web_app_and_the_workers_together(
     wait_for(lambda: not alive(programs), 10)
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", run.port), 2).close()
-    # Once each: a second signal stops the workers at once, releasing their jobs.
-    assert output.count(f"Received {signal_name}: finishing current jobs") == 1, output
-    assert "Second signal" not in output
-    assert "SIGKILL" not in output
+    if run.terminal >= 0:  # what the terminal showed
+        # Once each: a second signal stops the workers at once, releasing their jobs.
+        announced = f"Received {signal_name}: finishing current jobs"
+        assert output.count(announced) == 1, output
+        assert "Second signal" not in output
+        assert "SIGKILL" not in output
     assert QueueItem.objects.get(pk=job_id).status == Status.COMPLETED, output
     assert WorkerHeartbeat.objects.exists()
     assert not WorkerHeartbeat.objects.exclude(status=WorkerHeartbeat.State.STOPPED)
