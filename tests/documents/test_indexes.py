@@ -91,3 +91,25 @@ def test_deleted_and_truncated_documents_leave_no_search_rows(user):
         cursor.execute(f"TRUNCATE {Document._meta.db_table} CASCADE")
         cursor.execute("SELECT count(*) FROM documents_search")
         assert cursor.fetchone()[0] == 0
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="FTS5 is SQLite's")
+def test_the_same_words_written_again_leave_the_fts_index_alone(user):
+    document = make_text_document(user, "report.txt", "quarterly aardvark figures")
+    raw = connection.connection
+
+    def rows_written(**fields) -> int:
+        """Rows the update wrote, those of the FTS5 trigger's statements included."""
+        before = raw.total_changes
+        Document.objects.filter(pk=document.pk).update(**fields)
+        return raw.total_changes - before
+
+    # A reprocess that reads the same words, with its status.
+    same = {"original_filename": "report.txt", "title": ""}
+    text = "quarterly aardvark figures"
+    assert rows_written(text=text, status=Status.COMPLETED, **same) == 1
+    assert rows_written(text="quarterly platypus figures") > 1
+    assert search_documents(user, "aardvark") == []
+    assert [hit.document.pk for hit in search_documents(user, "platypus")] == [
+        document.pk
+    ]
