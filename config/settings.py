@@ -212,6 +212,10 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_THROTTLE_CLASSES": ["documents.access.UserThrottle"],
     "DEFAULT_THROTTLE_RATES": {"user": API_RATE, "uploads": UPLOAD_RATE},
+    # Anonymous callers (the public schema) are counted by the address that
+    # connected, as django-axes counts log-ins: DRF would otherwise read an
+    # X-Forwarded-For header, which a caller writes anew for every request.
+    "NUM_PROXIES": 0,
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "EXCEPTION_HANDLER": "documents.api_errors.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

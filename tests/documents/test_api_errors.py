@@ -155,6 +155,19 @@ def test_rate_and_active_job_limits_are_429(api, settings):
     assert "seconds" in response["message"]
 
 
+def test_anonymous_callers_cannot_leave_the_rate_by_naming_another_address(
+    client, settings
+):
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"user": "2/minute", "uploads": "2/minute"},
+    }
+    schema = "/api/schema/"
+    for address in ("203.0.113.1", "203.0.113.2"):
+        assert client.get(schema, HTTP_X_FORWARDED_FOR=address).status_code == 200
+    assert client.get(schema, HTTP_X_FORWARDED_FOR="203.0.113.3").status_code == 429
+
+
 def test_a_server_error_is_json_without_internals(user, monkeypatch):
     def explode(*args, **kwargs):
         raise RuntimeError("secret internals")
