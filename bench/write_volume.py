@@ -1,7 +1,8 @@
 """What a job writes: the write-ahead log one worker adds per no-op job it drains
-(issue 13), of documents that are empty or (``--words``) already hold a text. Every page a job's commit changes is written to the log, checksummed and,
-later, copied into the database: the part of a commit's cost that fewer statements
-alone do not cut.
+(issue 13), of documents that are empty or (``--words``) already hold a text. Every
+page a job's commit changes is written to the log, checksummed and, later, copied
+into the database: the part of a commit's cost that fewer statements alone do not
+cut.
 
 PostgreSQL: ``pg_stat_wal`` before and after the drain (records, full-page images,
 bytes; cluster-wide, so other databases' writes in the same seconds count too),

@@ -449,8 +449,9 @@ def test_a_stop_signal_while_a_worker_starts_is_not_lost(child_env, tmp_path, st
 # --- make run: the web app and the workers stop together ------------------------------
 
 
-def processes() -> dict[int, tuple[int, str]]:
-    """Every process of the machine: pid -> (parent pid, state), from /proc."""
+def processes() -> dict[int, tuple[int, str, int]]:
+    """Every process of the machine: pid -> (parent pid, state, session), from
+    /proc."""
     found = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -459,9 +460,10 @@ def processes() -> dict[int, tuple[int, str]]:
             stat = (entry / "stat").read_text()
         except (OSError, ValueError):
             continue  # not a process, or gone
-        # "pid (name) state ppid ...": the name may hold spaces and parentheses.
-        state, ppid = stat.rsplit(")", 1)[1].split()[:2]
-        found[int(entry.name)] = (int(ppid), state)
+        # "pid (name) state ppid pgrp session ...": the name may hold spaces and
+        # parentheses.
+        state, ppid, _, session = stat.rsplit(")", 1)[1].split()[:4]
+        found[int(entry.name)] = (int(ppid), state, int(session))
     return found
 
 
@@ -469,7 +471,7 @@ def descendants(pid: int) -> set[int]:
     table = processes()
     found, new = set(), {pid}
     while new:
-        new = {p for p, (ppid, _) in table.items() if ppid in new} - found
+        new = {p for p, (ppid, _, _) in table.items() if ppid in new} - found
         found |= new
     return found
 
@@ -477,15 +479,7 @@ def descendants(pid: int) -> set[int]:
 def in_session(leader: int) -> set[int]:
     """Every process of the session that ``leader`` leads (a terminal's programs),
     those whose parent ended included."""
-    found = set()
-    for entry in Path("/proc").iterdir():
-        try:
-            session = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[3])
-        except (OSError, ValueError, IndexError):
-            continue
-        if session == leader:
-            found.add(int(entry.name))
-    return found
+    return {p for p, (_, _, session) in processes().items() if session == leader}
 
 
 def alive(pids: set[int]) -> set[int]:

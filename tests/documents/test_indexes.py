@@ -95,7 +95,8 @@ def test_deleted_and_truncated_documents_leave_no_search_rows(user):
 
 @pytest.mark.skipif(connection.vendor != "sqlite", reason="FTS5 is SQLite's")
 def test_the_same_words_written_again_leave_the_fts_index_alone(user):
-    document = make_text_document(user, "report.txt", "quarterly aardvark figures")
+    text = "quarterly aardvark figures"
+    document = make_text_document(user, "report.txt", text)
     raw = connection.connection
 
     def rows_written(**fields) -> int:
@@ -106,7 +107,6 @@ def test_the_same_words_written_again_leave_the_fts_index_alone(user):
 
     # A reprocess that reads the same words, with its status.
     same = {"original_filename": "report.txt", "title": ""}
-    text = "quarterly aardvark figures"
     assert rows_written(text=text, status=Status.COMPLETED, **same) == 1
     assert rows_written(text="quarterly platypus figures") > 1
     assert search_documents(user, "aardvark") == []
