@@ -590,6 +590,7 @@ def _ended(run: MakeRun, timeout: float) -> bool:
         "sigterm_to_make",
         "sigterm_to_its_shell",
         "terminal_closed",
+        "terminal_closed_under_make",
     ],
 )
 def test_make_run_stops_the_web_app_and_the_workers_together(
@@ -597,7 +598,9 @@ def test_make_run_stops_the_web_app_and_the_workers_together(
 ):
     """Ctrl+C in make's terminal, SIGTERM to make, SIGTERM to the shell running its
     recipe, or the terminal closed under the shell make was typed at (which passes
-    the SIGHUP to make's job; the programs then write to no terminal): gunicorn and
+    the SIGHUP to make's job; the programs then write to no terminal) or under make
+    itself, the session's leader (ssh -t host make run; make passes no SIGHUP on,
+    and waited for its recipe for ever): gunicorn and
     process_queue both stop, each signalled once, the workers gracefully (their current job completes, their heartbeats say stopped),
     and make ends. A SIGTERM left both running: the shell's trap waited for gunicorn,
     in the foreground, to end first. A Ctrl+C as a job started reached its new
@@ -615,7 +618,7 @@ def test_make_run_stops_the_web_app_and_the_workers_together(
         os.write(run.terminal, b"\x03")
     elif stop == "sigterm_to_make":
         os.kill(run.pid, signal.SIGTERM)
-    elif stop == "terminal_closed":
+    elif stop.startswith("terminal_closed"):
         os.close(run.terminal)
         run.terminal = -1
     else:
