@@ -16,6 +16,7 @@ from __future__ import annotations
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views import csrf, defaults
 from rest_framework import exceptions, status
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -73,6 +74,11 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         )
         code = getattr(detail, "code", None) or "error"
         response.data = error_body(code, str(detail) or "The request failed.")
+    request = context.get("request")
+    if request is not None:
+        # JSON even where the view renders something else (the schema's YAML).
+        request.accepted_renderer = JSONRenderer()
+        request.accepted_media_type = JSONRenderer.media_type
     return response
 
 
