@@ -73,6 +73,13 @@ def get(name: str) -> JobKind | None:
     return _kinds.get(name)
 
 
+def retries_allowed(operation: str, default: int) -> int:
+    """The retries a job of ``operation`` gets: its kind's own, else ``default`` (the
+    worker's, or the item's where no worker decides)."""
+    kind = _kinds.get(operation)
+    return default if kind is None or kind.max_retries is None else kind.max_retries
+
+
 def kinds() -> list[JobKind]:
     return list(_kinds.values())
 

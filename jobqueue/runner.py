@@ -294,9 +294,9 @@ class JobRunner:
                     item.pk,
                     outcome.error_message,
                     outcome.error_type,
-                    max_retries=self.max_retries
-                    if kind is None or kind.max_retries is None
-                    else kind.max_retries,
+                    max_retries=operations.retries_allowed(
+                        item.operation, self.max_retries
+                    ),
                     worker_id=worker_id,
                     attempt=item.attempts,
                     extraction_time_ms=elapsed_ms,

@@ -506,10 +506,15 @@ class QueueManager:
         return count
 
     def cleanup_stale_jobs(
-        self, stale_threshold_minutes: float = 30, *, exclude: Iterable[int] = ()
+        self,
+        stale_threshold_minutes: float = 30,
+        *,
+        exclude: Iterable[int] = (),
+        max_retries: int | None = None,
     ) -> int:
         """Rescue jobs that have been processing longer than the threshold, except
-        ``exclude`` (the caller's own live jobs)."""
+        ``exclude`` (the caller's own live jobs). ``max_retries``: the rescuing
+        worker's (as its failures use it); None, each item's own."""
         cutoff = DbNow(-60 * stale_threshold_minutes)
         # A long extraction that reports progress is not stuck: age counts from
         # its last progress.
@@ -519,15 +524,21 @@ class QueueManager:
             .exclude(pk__in=list(exclude))
         )
         return self._rescue(
-            stuck, f"it was processing for over {stale_threshold_minutes:g} minutes"
+            stuck,
+            f"it was processing for over {stale_threshold_minutes:g} minutes",
+            max_retries,
         )
 
     def rescue_stale_workers(
-        self, stale_after_seconds: float | None = None, *, exclude: Iterable[int] = ()
+        self,
+        stale_after_seconds: float | None = None,
+        *,
+        exclude: Iterable[int] = (),
+        max_retries: int | None = None,
     ) -> int:
         """Rescue the jobs of workers that are not alive (no heartbeat within the
         threshold, default ``stale_after()``), except ``exclude`` (the caller's own
-        live jobs)."""
+        live jobs). ``max_retries`` as for ``cleanup_stale_jobs``."""
         stale_after_seconds = stale_after_seconds or stale_after()
         alive = WorkerHeartbeat.objects.in_state("alive", stale_after_seconds)
         orphaned = (
@@ -537,9 +548,9 @@ class QueueManager:
         )
         # A job claimed a moment ago may belong to a worker whose first beat is pending.
         orphaned = orphaned.filter(started_at__lt=DbNow(-stale_after_seconds))
-        return self._rescue(orphaned, "its worker stopped responding")
+        return self._rescue(orphaned, "its worker stopped responding", max_retries)
 
-    def _rescue(self, queryset: Any, why: str) -> int:
+    def _rescue(self, queryset: Any, why: str, max_retries: int | None) -> int:
         """Send lost jobs back to pending; the lost attempt counts, so a job that
         keeps killing its worker ends failed instead of looping."""
         rescued = 0
@@ -548,8 +559,15 @@ class QueueManager:
                 message = (
                     f"Attempt {item.attempts} was lost: {why} ({item.claimed_by})."
                 )
-                fields: dict[str, Any] = {"error_message": message}
-                if item.attempts > item.max_retries:
+                allowed = operations.retries_allowed(
+                    item.operation,
+                    item.max_retries if max_retries is None else max_retries,
+                )
+                fields: dict[str, Any] = {
+                    "error_message": message,
+                    "max_retries": allowed,
+                }
+                if item.attempts > allowed:
                     status, outcome = Status.FAILED, ExtractionMetric.Outcome.FAILED
                     fields.update(
                         finished_at=DbNow(),

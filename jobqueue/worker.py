@@ -824,8 +824,9 @@ class ExtractionWorker:
     def _rescue(self) -> None:
         """Both rules, sparing this worker's own live jobs."""
         mine = [flight.item.pk for flight in self._held_jobs()]
-        self.queue.rescue_stale_workers(self.stale_worker_seconds, exclude=mine)
-        self.queue.cleanup_stale_jobs(self.stale_job_minutes, exclude=mine)
+        budget = {"exclude": mine, "max_retries": self.max_retries}
+        self.queue.rescue_stale_workers(self.stale_worker_seconds, **budget)
+        self.queue.cleanup_stale_jobs(self.stale_job_minutes, **budget)
 
     def _housekeeping(self) -> None:
         """Delete what outlived ``QUEUE_KEEP_FINISHED_DAYS``, then let the database

@@ -923,6 +923,20 @@ def test_rescue_stale_workers_fails_a_job_with_no_retries_left(job_in_state, que
     assert metrics_of(job_id)[-1] == (4, Outcome.FAILED)
 
 
+@pytest.mark.parametrize("rescue", ["rescue_stale_workers", "cleanup_stale_jobs"])
+def test_a_rescue_with_a_budget_counts_retries_by_it(job_in_state, queue, rescue):
+    """A worker's rescue passes its own ``max_retries``, as its failures do."""
+    heartbeat("dead", seconds_ago=600)
+    job_id = job_in_state(Status.PROCESSING, worker_id="dead")
+    exhaust_retries(queue, job_id, "dead")  # attempt 4 of a budget of 3
+    started_ago(job_id, hours=2)
+    threshold = {"rescue_stale_workers": 60, "cleanup_stale_jobs": 30}[rescue]
+    assert getattr(queue, rescue)(threshold, max_retries=5) == 1
+    job = queue.get_job(job_id)
+    assert (job.status, job.max_retries) == (Status.PENDING, 5)
+    assert metrics_of(job_id)[-1] == (4, Outcome.RESCUED)
+
+
 def test_a_rescued_job_cannot_be_finished_by_the_worker_that_lost_it(
     job_in_state, queue
 ):

@@ -7,11 +7,13 @@ import os
 import signal
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.core.files.base import ContentFile
 from django.core.management import call_command
+from django.utils import timezone
 
 from documents.extractors.detect import detect_mime_type
 from documents.models import Document
@@ -237,10 +239,10 @@ def test_a_document_that_kills_its_worker_every_time_ends_failed(
     start_worker, user, queue
 ):
     job_id = queue.enqueue(store(user, "killer.txt", b"sleep:60").pk)
-    QueueItem.objects.filter(pk=job_id).update(max_retries=1)
     env = {**SLOW_EXTRACTOR, "QUEUE_STALE_WORKER_SECONDS": "1"}
     for attempt in (1, 2):
-        proc = start_worker("--workers", "1", *FAST, env=env)
+        # The second rescues the first attempt by its budget, and the item keeps it.
+        proc = start_worker("--workers", "1", "--max-retries", "1", *FAST, env=env)
         wait_for(
             lambda a=attempt: QueueItem.objects.filter(
                 pk=job_id, status=Status.PROCESSING, attempts=a
@@ -262,6 +264,29 @@ def test_a_document_that_kills_its_worker_every_time_ends_failed(
     job = QueueItem.objects.get(pk=job_id)
     assert job.status == Status.FAILED
     assert "No retries left" in job.error_message
+
+
+def test_a_worker_rescues_by_its_own_retry_budget(start_worker, user, queue):
+    """A worker run with ``--max-retries`` gives a job it rescues the retries it
+    gives a job that fails: here a job enqueued with a budget of 1, whose worker
+    died in its second attempt, is taken up again, not failed for good."""
+    job_id = queue.enqueue(store(user, "lost.txt", b"lost, then found").pk)
+    QueueItem.objects.filter(pk=job_id).update(
+        status=Status.PROCESSING,
+        attempts=2,
+        max_retries=1,
+        claimed_by="gone-host:1:w1",
+        started_at=timezone.now() - timedelta(minutes=10),
+    )
+    worker = start_worker("--once", "--max-retries", "5", *FAST)
+    assert worker.wait(60) == 0, worker_log(worker)
+    job = QueueItem.objects.get(pk=job_id)
+    assert (job.status, job.attempts, job.max_retries) == (Status.COMPLETED, 3, 5)
+    outcomes = ExtractionMetric.objects.filter(job_id=job_id).order_by("id")
+    assert list(outcomes.values_list("attempt", "outcome")) == [
+        (2, "rescued"),
+        (3, "completed"),
+    ]
 
 
 def test_once_processes_what_is_due_and_exits(user, queue, child_env):
