@@ -6,7 +6,9 @@ import ctypes
 import math
 import os
 import re
+import unicodedata
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 import pypdfium2 as pdfium
@@ -321,6 +323,8 @@ def _pdfium_page(doc: Any, index: int, *, auto: bool) -> tuple[_Page, bool]:
     try:
         raw = textpage.get_text_bounded(*_EVERYWHERE)
         count = textpage.count_chars()
+        if _RTL.search(raw):
+            raw = _rtl_in_reading_order(textpage, raw, count)
         kinds = _object_kinds(page) if count == 0 else set()
         # PDFium marks a line-end hyphen as U+0002 (and drops the line break after
         # it): put both back, for hyphens.join_hyphenated to judge.
@@ -351,6 +355,62 @@ def _pdfium_page(doc: Any, index: int, *, auto: bool) -> tuple[_Page, bool]:
     finally:
         textpage.close()
         page.close()
+
+
+def _rtl_in_reading_order(textpage: Any, text: str, count: int) -> str:
+    """``text`` with every right-to-left word in reading order.
+
+    A producer that shapes Arabic itself (Chrome's "Save as PDF") draws a word's
+    glyphs from left to right, each under an ActualText of its own, and PDFium gives
+    the letters in that drawing order: reversed. A run of right-to-left letters is
+    read along its baseline from right to left, so one laid out the other way is
+    turned round, each combining mark (harakat, niqqud) kept after its letter.
+    """
+    if len(text) != count or textpage.get_text_range(0, count) != text:
+        return text  # characters and positions do not pair up: leave it as it is
+    chars = list(text)
+    start = 0
+    while start < count:
+        if not _strong_rtl(chars[start]):
+            start += 1
+            continue
+        end = start + 1
+        while end < count and (
+            _strong_rtl(chars[end]) or unicodedata.category(chars[end]) == "Mn"
+        ):
+            end += 1
+        letters = [k for k in range(start, end) if _strong_rtl(chars[k])]
+        if _drawn_left_to_right(textpage, letters):
+            clusters: list[str] = []
+            for char in chars[start:end]:
+                if clusters and unicodedata.category(char) == "Mn":
+                    clusters[-1] += char
+                else:
+                    clusters.append(char)
+            chars[start:end] = "".join(reversed(clusters))
+        start = end
+    return "".join(chars)
+
+
+def _strong_rtl(char: str) -> bool:
+    return unicodedata.bidirectional(char) in ("R", "AL")
+
+
+def _drawn_left_to_right(textpage: Any, indices: list[int]) -> bool:
+    """Whether the characters at ``indices`` advance along their baseline's
+    direction (for most of their steps)."""
+    if len(indices) < 2:
+        return False
+    # PDFium's angle turns clockwise: 90° is a baseline running down the page.
+    angle = max(pdfium_c.FPDFText_GetCharAngle(textpage, indices[0]), 0.0)
+    along = []
+    for k in indices:
+        left, bottom, right, top = textpage.get_charbox(k)
+        along.append(
+            (left + right) * math.cos(angle) - (bottom + top) * math.sin(angle)
+        )
+    forward = sum(b > a for a, b in pairwise(along))
+    return 2 * forward > len(along) - 1
 
 
 def _object_kinds(page: Any) -> set[int]:

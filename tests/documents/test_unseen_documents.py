@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import io
 import logging
+import math
 import re
 import struct
 import zipfile
@@ -173,6 +174,61 @@ def test_a_pdf_placed_character_by_character_keeps_its_lines(
     # the lines last to first.
     lines = ["Invoice 2024-117", "Bill to: John Smith, 12 Main St., Springfield."]
     path = write(tmp_path, "chrome.pdf", per_character_pdf(lines, rotate))
+    assert extract(path).text == "\n".join(lines)
+
+
+def shaped_rtl_pdf(lines: list[str], angle: int = 0) -> bytes:
+    """Right-to-left lines as Chrome's "Save as PDF" writes the Arabic it shapes: a
+    line's glyphs drawn from left to right, so its last letter first, each under an
+    ActualText naming its letter (the font maps none); baselines turned ``angle``
+    degrees counter-clockwise."""
+    cos, sin = (
+        round(math.cos(math.radians(angle))),
+        round(math.sin(math.radians(angle))),
+    )
+    ops = ["BT /F1 14 Tf /ReversedChars BMC"]
+    for n, line in enumerate(lines):
+        for k, char in enumerate(reversed(line)):
+            # Helvetica's "x" is 7 points wide at 14 points: glyphs side by side.
+            dx, dy = 7 * k - 200, 200 - 20 * n
+            x, y = 300 + dx * cos - dy * sin, 500 + dx * sin + dy * cos
+            actual = char.encode("utf-16-be").hex()
+            ops.append(
+                f"/Span <</ActualText <FEFF{actual}>>> BDC "
+                f"{cos} {sin} {-sin} {cos} {x} {y} Tm (x) Tj EMC"
+            )
+    content = "\n".join([*ops, "EMC ET"]).encode()
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+        b"/Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
+    ]
+    out = bytearray(b"%PDF-1.7\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer << /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
+    return bytes(out)
+
+
+@pytest.mark.parametrize("angle", [0, 90, 270])
+def test_right_to_left_words_drawn_glyph_by_glyph_read_in_order(
+    tmp_path: Path, angle: int
+) -> None:
+    # PDFium gave each such word's letters in drawing order: every Arabic, Persian
+    # or Hebrew word of a page printed from Chrome came out reversed.
+    lines = ["مرحبا بالعالم", "این یک سند فارسی است", "שלום עולם"]
+    path = write(tmp_path, "chrome-arabic.pdf", shaped_rtl_pdf(lines, angle))
     assert extract(path).text == "\n".join(lines)
 
 
