@@ -15,7 +15,18 @@ from .base import (
 )
 from .text import codec_for_label, decode
 
-_INVISIBLE = ("script", "style", "noscript", "template", "svg", "head")
+_INVISIBLE = (
+    "script", "style", "noscript", "template", "svg", "head", "datalist", "iframe",
+    "noembed", "noframes", "rp",
+)  # fmt: skip
+# Hidden as browsers hide it without a style sheet: the hidden attribute (but for
+# "until-found", which find-in-page shows), a closed <dialog>, an inline style.
+_HIDDEN = (
+    "//*[@hidden and translate(@hidden, 'UNTILFOD-', 'untilfod-') != 'until-found']"
+    " | //dialog[not(@open)]"
+    " | //*[re:test(@style, '(^|;)\\s*(display\\s*:\\s*none|visibility\\s*:"
+    "\\s*(hidden|collapse))\\b', 'i')]"
+)
 # Shown on lines of their own (old pages' <center> and <dir> too, and form parts).
 _BLOCKS = {
     "address", "article", "aside", "blockquote", "br", "caption", "center", "dd",
@@ -83,8 +94,12 @@ def html_lines(markup: bytes | str) -> tuple[list[str], str]:
     title = root.findtext(".//title")
     if title and title.strip():
         lines.append(_SPACES.sub(" ", title).strip())
-    for element in list(root.iter(*_INVISIBLE)):  # not while iterating the tree
-        element.drop_tree()
+    hidden = root.xpath(
+        _HIDDEN, namespaces={"re": "http://exslt.org/regular-expressions"}
+    )
+    for element in [*root.iter(*_INVISIBLE), *hidden]:  # not while iterating the tree
+        if element.getparent() is not None:  # not inside one dropped already
+            element.drop_tree()
     for element in root.iter(etree.Element):
         tag = element.tag if isinstance(element.tag, str) else ""
         if tag in _BLOCKS:

@@ -112,6 +112,30 @@ def test_html_deeper_than_libxml2s_default_depth_keeps_all_its_text(
     assert "Section 0" in result.text and "Section 399" in result.text
 
 
+def test_html_text_a_browser_hides_is_not_read(tmp_path: Path) -> None:
+    # Hidden markup (menus, e-mail preheaders, text stuffed for search engines)
+    # was read as if shown.
+    page = b"""<html><head><title>Notice</title></head><body>
+    <p>Shown.</p><p hidden>Hidden.</p><p hidden="until-found">Found on search.</p>
+    <div style="color: red; DISPLAY : none !important">Styled away.</div>
+    <span style="visibility:hidden">Invisible.</span><p style="display:block">Block.</p>
+    <dialog>Closed dialog.</dialog><dialog open>Open dialog.</dialog>
+    <div hidden><p>Nested <b hidden>twice</b> hidden.</p></div>
+    <p>Tail <span style="display:none">gone</span>stays.</p>
+    <select><option>Chosen</option></select><datalist><option>Suggested</option>
+    </datalist><iframe>Fallback</iframe></body></html>"""
+    text = extract(write(tmp_path, "hidden.html", page)).text
+    assert text.split("\n") == [
+        "Notice",
+        "Shown.",
+        "Found on search.",
+        "Block.",
+        "Open dialog.",
+        "Tail stays.",
+        "Chosen",
+    ]
+
+
 def test_html_too_deep_to_parse_says_so(tmp_path: Path) -> None:
     page = b"<html><body><p>Top.</p>" + b"<div>" * 5000 + b"Deep" + b"</div>" * 5000
     result = extract(write(tmp_path, "deep.html", page + b"</body></html>"))
