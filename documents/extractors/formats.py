@@ -222,7 +222,7 @@ IMAGES = (
     _image("jpeg", "JPEG image", "image/jpeg", (".jpg", ".jpeg", ".jpe"),
            signatures=(b"\xff\xd8\xff",), other_mime_types=("image/pjpeg",)),
     _image("tiff", "TIFF image", "image/tiff", (".tif", ".tiff"),
-           signatures=(b"II*\x00", b"MM\x00*")),
+           signatures=(b"II*\x00", b"MM\x00*", b"II+\x00", b"MM\x00+")),  # BigTIFF
     _image("webp", "WebP image", "image/webp", (".webp",),
            sniff=lambda p: p[:4] == b"RIFF" and p[8:12] == b"WEBP"),
     _image("bmp", "BMP image", "image/bmp", (".bmp",), sniff=_looks_like_bmp,

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import warnings
 
-from PIL import Image, ImageOps, UnidentifiedImageError
+from PIL import Image, ImageFile, ImageOps, UnidentifiedImageError
 
 from .base import (
     DEFAULT_OPTIONS,
@@ -29,6 +30,13 @@ _PILLOW_PIXELS = re.compile(r"\((\d+) pixels\)")  # in Pillow's bomb message
 Image.WARN_POSSIBLE_FORMATS = True
 _NO_MODE = re.compile(r"^(\w+) opening failed\. (.*\bmode\b.*)$")
 _MODE = re.compile(r"\bmode\b")
+# A picture with more images inside that are views of it, not pages: an animation's
+# frames, a phone photo's preview or depth map (MPO).
+_ONE_PICTURE = {"PNG", "WEBP", "MPO"}
+_TRUNCATED = "image file is truncated"  # Pillow's words for data that ends early
+CUT_SHORT_NOTE = (
+    "The image file is incomplete (its end is missing): what it holds was read."
+)
 
 
 def extract_image(
@@ -40,8 +48,23 @@ def extract_image(
         # Pillow only warns between its limit and twice it; refuse from the limit.
         warnings.simplefilter("error", Image.DecompressionBombWarning)
         try:
-            with Image.open(path) as image:
-                return _read(image, options)
+            try:
+                with Image.open(path) as image:
+                    return _read(image, options)
+            except OSError as exc:
+                if _TRUNCATED not in str(exc):
+                    raise
+            # Cut short (a camera or a transfer that left off the last bytes): the
+            # rows it holds are read, the missing ones left blank, and it is said.
+            ImageFile.LOAD_TRUNCATED_IMAGES = True
+            try:
+                with Image.open(path) as image:
+                    result = _read(image, options)
+            finally:
+                ImageFile.LOAD_TRUNCATED_IMAGES = False
+            return dataclasses.replace(
+                result, note=join_notes(CUT_SHORT_NOTE, result.note)
+            )
         except (Image.DecompressionBombWarning, Image.DecompressionBombError) as exc:
             # Pillow's text names its own two limits; say ours, once.
             found = _PILLOW_PIXELS.search(str(exc))
@@ -61,10 +84,10 @@ def extract_image(
 
 def _read(image: Image.Image, options: ExtractOptions) -> ExtractionResult:
     frames = getattr(image, "n_frames", 1)
-    if image.format == "WEBP" or image.format == "PNG":
-        frames = 1  # animations: their first frame is the picture
+    if image.format in _ONE_PICTURE:
+        frames = 1  # the first image is the picture
     count = min(frames, options.max_pages)
-    kind = image.format or "image"
+    kind = "JPEG" if image.format == "MPO" else image.format or "image"
     notes = []
     if count < frames:
         notes.append(

@@ -13,6 +13,7 @@ import logging
 import os
 import re
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -35,6 +36,12 @@ _CONFIDENT = 60  # Tesseract word confidence (0..100) we count as a word read
 # on its side (sideways text reads as scraps at ~30): check the orientation.
 _SECOND_LOOK_WORDS = 10
 _BLANK_LINES = re.compile(r"\n\s*\n\s*\n+")
+# Tesseract aborts the process on an image side of 32,768 pixels or more (a phone's
+# full-page screenshot, a till roll): longer images are read in strips, cut between
+# lines, and wider ones scaled down to fit.
+_MAX_SIDE = 32_000
+_STRIP = 10_000  # a strip's height, give or take the search for a blank row
+_CUT_SEARCH = 400  # pixels above a strip's end searched for the blankest row
 logger = logging.getLogger(__name__)
 
 
@@ -165,6 +172,8 @@ class Reader:
 
     def read(self, image: Image.Image) -> OcrPage:
         """The text on a page image, turned upright first if it lies on its side."""
+        if max(image.size) > _MAX_SIDE:
+            return self._read_in_strips(grey(image))
         started = time.monotonic()
         try:
             image = grey(image)
@@ -181,6 +190,16 @@ class Reader:
             return page
         finally:
             self.seconds += time.monotonic() - started
+
+    def _read_in_strips(self, image: Image.Image) -> OcrPage:
+        if image.width > _MAX_SIDE:
+            height = max(1, round(image.height * _MAX_SIDE / image.width))
+            image = image.resize((_MAX_SIDE, height))
+        pages = [self.read(strip) for strip in _strips(image)]
+        return OcrPage(
+            "\n\n".join(page.text for page in pages if page.text),
+            [confidence for page in pages for confidence in page.confidences],
+        )
 
     def _recognise(self, image: Image.Image) -> OcrPage:
         self.api.SetImage(image)
@@ -201,6 +220,23 @@ class Reader:
         if not found or found.get("orient_conf", 0) < 1.0:
             return 0
         return int(found["orient_deg"]) % 360
+
+
+def _strips(image: Image.Image) -> Iterator[Image.Image]:
+    """``image`` cut across into strips of about ``_STRIP`` rows, each cut at the
+    lightest row near its end (the gap between two lines of text)."""
+    from PIL import Image
+
+    top = 0
+    while image.height - top > _STRIP:
+        end = top + _STRIP
+        window = image.crop((0, end - _CUT_SEARCH, image.width, end))
+        # Each row averaged to one pixel: the lightest holds the least ink.
+        rows = list(window.resize((1, _CUT_SEARCH), Image.Resampling.BOX).getdata())
+        cut = end - _CUT_SEARCH + max(range(_CUT_SEARCH), key=rows.__getitem__)
+        yield image.crop((0, top, image.width, cut))
+        top = cut
+    yield image.crop((0, top, image.width, image.height))
 
 
 _readers: dict[tuple[str, str], Reader] = {}

@@ -4,6 +4,8 @@ the same through real workers (both databases), with and without language data."
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,12 +19,19 @@ from documents.models import Document
 from documents.search import search_documents
 from jobqueue.models import ExtractionMetric, QueueItem, Status
 from jobqueue.sql import db_now
-from tests.conftest import wait_for, worker_log
+from tests.conftest import REPO_ROOT, wait_for, worker_log
 from tests.files import bomb_png_bytes, image_bytes, scan_pdf_bytes, text_image
 
 LINES = ["The quick brown fox jumps over", "the lazy dog near the harbour."]
 OTHER = ["Invoice 4711 for seven orchard", "ladders, paid in full."]
 TYPED = "Minutes of the allotment committee, typed and saved as PDF."
+
+
+# Tesseract failing an assertion ends the process it runs in: a child, as workers use.
+READ_IN_A_CHILD = (
+    "import sys; from documents.extractors import extract; "
+    "print(extract(sys.argv[1]).text)"
+)
 
 
 def words(text: str) -> set[str]:
@@ -127,6 +136,55 @@ def test_every_page_of_a_tiff_is_read_in_order_with_progress(tmp_path):
     first, second, third = result.text.split("\n\n")
     assert reads(first, LINES) and reads(second, OTHER) and "Third" in third
     assert result.details["ocr_pages"] == "1-3"
+
+
+def test_an_image_longer_than_tesseract_takes_is_read_in_strips(tmp_path):
+    # A side of 32,768 pixels or more made Tesseract abort the whole process (a
+    # phone's full-page screenshot, a till roll): no error, the job retried to death.
+    image = Image.new("L", (700, 34_000), 255)
+    for top, lines in ((200, LINES), (16_000, OTHER), (33_000, ["End of the roll."])):
+        image.paste(text_image(lines), (0, top))
+    path = write(tmp_path, "roll.png", image_bytes(image))
+    run = subprocess.run(
+        [sys.executable, "-c", READ_IN_A_CHILD, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO_ROOT,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert reads(run.stdout, LINES + OTHER + ["End of the roll."]), run.stdout
+
+
+def test_a_phone_photo_with_a_preview_inside_is_read_once(tmp_path):
+    # A JPEG that holds a second view of itself (MPO: preview, depth map) was read
+    # as two pages, its text twice.
+    photo = text_image(LINES).convert("RGB")
+    mpo = io.BytesIO()
+    photo.save(mpo, "MPO", save_all=True, append_images=[photo.resize((200, 40))])
+    result = extract(write(tmp_path, "photo.jpg", mpo.getvalue()))
+    assert (result.page_count, result.extractor) == (1, "jpeg+tesseract")
+    assert reads(result.text, LINES) and result.text.count("fox") == 1
+
+
+def test_a_jpeg_cut_short_is_read_as_far_as_it_goes_and_says_so(tmp_path):
+    # A camera or a transfer that leaves off the end marker: every pixel is there,
+    # yet the photo was refused as damaged.
+    data = image_bytes(text_image(LINES).convert("RGB"), "JPEG", quality=90)
+    result = extract(write(tmp_path, "photo.jpg", data[:-2]))
+    assert reads(result.text, LINES), result.text
+    assert "incomplete" in result.note
+
+
+def test_a_bigtiff_is_a_tiff(tmp_path):
+    # BigTIFF (large-format scanners, GDAL) was refused as not a TIFF at all.
+    image = text_image(LINES)
+    bigtiff = io.BytesIO()
+    image.save(bigtiff, "TIFF", big_tiff=True)
+    path = write(tmp_path, "scan.tif", bigtiff.getvalue())
+    assert bigtiff.getvalue()[:4] == b"II+\x00"
+    assert detect_mime_type(path) == "image/tiff"
+    assert reads(extract(path).text, LINES)
 
 
 @pytest.mark.parametrize("side", [10_000, 30_000])
