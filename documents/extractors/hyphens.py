@@ -17,7 +17,8 @@ from collections.abc import Iterator, Mapping
 from functools import cache
 from importlib.resources import files
 
-_LINE_END = re.compile(r"-[ \t]*\n[ \t]*")  # a hyphen that ends a line
+# A hyphen that ends a line (U+2010 is the one Chrome prints for a soft hyphen).
+_LINE_END = re.compile(r"[-\u2010][ \t]*\n[ \t]*")
 _HEAD = re.compile(r"[^\W\d_]+\Z")  # the letters just before it
 _TAIL = re.compile(r"[^\W\d_]+")  # the letters just after it
 _HEAD_REACH = 64  # longer "words" are not words

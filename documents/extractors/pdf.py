@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import logging
 import math
 import os
 import re
@@ -39,6 +40,26 @@ _CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # noise in page tex
 _GARBLED = re.compile(r"[\x00\x01\x03-\x08\x0b\x0c\x0e-\x1f\x7f\ufffd]")
 _DUBIOUS = re.compile(r"[\ue000-\uf8ff\ufffd]|\(cid:\d+\)")  # unreadable glyphs
 _WORDLIKE = re.compile(r"[^\W_]")  # a letter or digit
+# Annotations whose /Contents is a person's comment (a popup repeats its parent's).
+_COMMENTED = {
+    getattr(pdfium_c, f"FPDF_ANNOT_{kind}")
+    for kind in (
+        "TEXT", "FREETEXT", "LINE", "SQUARE", "CIRCLE", "POLYGON", "POLYLINE",
+        "HIGHLIGHT", "UNDERLINE", "SQUIGGLY", "STRIKEOUT", "STAMP", "CARET", "INK",
+        "FILEATTACHMENT",
+    )
+}  # fmt: skip
+_TEXT_FIELDS = {
+    pdfium_c.FPDF_FORMFIELD_TEXTFIELD,
+    pdfium_c.FPDF_FORMFIELD_COMBOBOX,
+    pdfium_c.FPDF_FORMFIELD_LISTBOX,
+}
+_FIELD_FORMS = {pdfium_c.FORMTYPE_ACRO_FORM, pdfium_c.FORMTYPE_XFA_FOREGROUND}
+# This PDFium reads no XFA, and a hybrid form's fields are read instead: its warning
+# about that on every such file says nothing anyone could act on.
+logging.getLogger("pypdfium2._helpers.document").addFilter(
+    lambda record: "without XFA support" not in record.getMessage()
+)
 _RTL = re.compile(r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
 # A bad OCR layer splits every word into letters ("T h e  q u i c k"). Latin only:
 # Chinese or Japanese text is often extracted one character per "word".
@@ -284,7 +305,9 @@ def _pdfium_document(
     except pdfium.PdfiumError as exc:
         raise _load_error(path, exc.err_code) from exc
     try:
-        if auto and doc.get_formtype() == pdfium_c.FORMTYPE_ACRO_FORM:
+        # A hybrid form (AcroForm fields beside an XFA template) has its values in
+        # the fields too.
+        if auto and doc.get_formtype() in _FIELD_FORMS:
             doc.init_forms()  # needed to read form-field values
         total = len(doc)
         if total == 0:
@@ -469,8 +492,9 @@ def _label_grid_out_of_order(textpage: Any) -> bool:
 
 
 def _annotation_text(doc: Any, page: Any) -> str:
-    """Comments, free-text boxes and filled-in form fields: not in the page's text."""
-    found: list[str] = []
+    """Comments (on notes, free-text boxes, highlights, shapes, stamps...) and the
+    values of filled-in form fields: not in the page's text."""
+    found: dict[tuple[str, str], None] = {}  # (field name, text), in page order
     form = doc.formenv
     for k in range(pdfium_c.FPDFPage_GetAnnotCount(page)):
         annot = pdfium_c.FPDFPage_GetAnnot(page, k)
@@ -478,27 +502,23 @@ def _annotation_text(doc: Any, page: Any) -> str:
             continue
         try:
             kind = pdfium_c.FPDFAnnot_GetSubtype(annot)
-            value = ""
-            if kind in (pdfium_c.FPDF_ANNOT_TEXT, pdfium_c.FPDF_ANNOT_FREETEXT):
+            name = value = ""
+            if kind in _COMMENTED:
                 value = _utf16(pdfium_c.FPDFAnnot_GetStringValue, annot, b"Contents")
             elif (
                 kind == pdfium_c.FPDF_ANNOT_WIDGET
                 and form
-                and (
-                    pdfium_c.FPDFAnnot_GetFormFieldType(form, annot)
-                    in (
-                        pdfium_c.FPDF_FORMFIELD_TEXTFIELD,
-                        pdfium_c.FPDF_FORMFIELD_COMBOBOX,
-                    )
-                )
+                and pdfium_c.FPDFAnnot_GetFormFieldType(form, annot) in _TEXT_FIELDS
             ):
                 value = _utf16(pdfium_c.FPDFAnnot_GetFormFieldValue, form, annot)
+                # One field may have several widgets: its value is read once.
+                name = _utf16(pdfium_c.FPDFAnnot_GetFormFieldName, form, annot)
         finally:
             pdfium_c.FPDFPage_CloseAnnot(annot)
         value = value.strip()
-        if value and value not in found:  # one field may have several widgets
-            found.append(value)
-    return "\n".join(found)
+        if value:
+            found[name, value] = None
+    return "\n".join(value for _, value in found)
 
 
 def _utf16(func: Any, *args: Any) -> str:

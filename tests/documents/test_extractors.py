@@ -440,6 +440,101 @@ def test_auto_adds_annotation_text_that_pdfium_alone_misses(tmp_path: Path) -> N
     )
 
 
+def hand_made_pdf(objects: dict[int, bytes]) -> bytes:
+    """A PDF of the given numbered objects (1 is the catalog; numbers may skip),
+    with its xref."""
+    out = bytearray(b"%PDF-1.7\n")
+    offsets = {}
+    for number in sorted(objects):
+        offsets[number] = len(out)
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, objects[number])
+    size = max(objects) + 1
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % size
+    out += b"".join(
+        b"%010d 00000 n \n" % offsets[n] if n in offsets else b"0000000000 65535 f \n"
+        for n in range(1, size)
+    )
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        size,
+        xref,
+    )
+    return bytes(out)
+
+
+def page_with_annotations(annotations: list[bytes], catalog: bytes = b"") -> bytes:
+    """One page saying "Body." with these annotation dictionaries (objects 10...)."""
+    body = b"BT /F1 12 Tf 72 700 Td (Body.) Tj ET"
+    numbers = range(10, 10 + len(annotations))
+    refs = b" ".join(b"%d 0 R" % n for n in numbers)
+    objects = {
+        1: b"<< /Type /Catalog /Pages 2 0 R %s >>" % catalog.replace(b"REFS", refs),
+        2: b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        3: b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources "
+        b"<< /Font << /F1 5 0 R >> >> /Contents 4 0 R /Annots [%s] >>" % refs,
+        4: b"<< /Length %d >>\nstream\n%s\nendstream" % (len(body), body),
+        5: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    }
+    for number, annotation in zip(numbers, annotations, strict=True):
+        objects[number] = (
+            b"<< /Type /Annot /P 3 0 R /Rect [72 600 300 620] %s >>" % annotation
+        )
+    return hand_made_pdf(objects)
+
+
+def test_auto_reads_the_comments_of_highlights_shapes_and_stamps(
+    tmp_path: Path,
+) -> None:
+    # Only sticky notes and text boxes were read; a comment on a highlight, the
+    # commonest kind in a review, was lost. A popup repeats its parent's comment.
+    quads = b"/QuadPoints [72 715 400 715 72 695 400 695]"
+    comments = {
+        b"Highlight": b"Check with finance.",
+        b"Underline": b"Wrong date.",
+        b"Square": b"Signature missing here.",
+        b"Stamp": b"Approved by the controller.",
+    }
+    annotations = [
+        b"/Subtype /%s %s /Contents (%s)" % (kind, quads, text)
+        for kind, text in comments.items()
+    ]
+    annotations.append(b"/Subtype /Popup /Contents (Check with finance.)")
+    path = tmp_path / "review.pdf"
+    path.write_bytes(page_with_annotations(annotations))
+    assert extract(path).text.split("\n") == [
+        "Body.",
+        *map(bytes.decode, comments.values()),
+    ]
+
+
+@pytest.mark.parametrize("hybrid", [False, True])
+def test_auto_reads_each_form_field_once_also_in_a_hybrid_xfa_form(
+    tmp_path: Path, hybrid: bool
+) -> None:
+    # Forms saved by Adobe LiveCycle carry an XFA template beside their fields:
+    # PDFium calls them XFA forms, and no value was read. Values were also told
+    # apart by their text, so a second field saying "Porto" was lost, and a list
+    # box's choice was never read.
+    def field(name: bytes, value: bytes, kind: bytes = b"/Tx", more: bytes = b""):
+        return b"/Subtype /Widget /FT %s /T (%s) /V (%s) /F 4 %s" % (
+            kind,
+            name,
+            value,
+            more,
+        )
+
+    fields = [
+        field(b"home", b"Porto"),
+        field(b"work", b"Porto"),
+        field(b"zone", b"Zone B", b"/Ch", b"/Opt [(Zone A) (Zone B)]"),
+    ]
+    xfa = b"/XFA [(template) 4 0 R]" if hybrid else b""
+    catalog = b"/AcroForm << /Fields [REFS] %s >>" % xfa
+    path = tmp_path / "form.pdf"
+    path.write_bytes(page_with_annotations(fields, catalog))
+    assert extract(path).text.split("\n") == ["Body.", "Porto", "Porto", "Zone B"]
+
+
 def test_auto_reads_a_label_grid_drawn_column_by_column_row_by_row(
     tmp_path: Path,
 ) -> None:

@@ -45,6 +45,7 @@ trailer <</Root 1 0 R>>
         ("Anglo-\nSaxon", "Anglo-\nSaxon"),  # a name goes on in capitals
         ("page 12-\n13", "page 12-\n13"),
         ("ef- \n  ficient", "efficient"),
+        ("avail\u2010\nable", "available"),  # Chrome prints a soft hyphen as U+2010
     ],
 )
 def test_line_end_hyphens_are_joined_only_into_words(text: str, expected: str) -> None:
