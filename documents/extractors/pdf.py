@@ -327,7 +327,7 @@ def _pdfium_document(
     for i, body in _plumber_pages(path, suspects).items():
         if _prefer_plumber(pages[i], body):
             pages[i].body, pages[i].damaged = body, False
-            pages[i].dubious = len(_DUBIOUS.findall(body))
+            pages[i].dubious = _dubious(body)
             repaired = True
     return pages, total, repaired
 
@@ -358,7 +358,7 @@ def _pdfium_page(doc: Any, index: int, *, auto: bool) -> tuple[_Page, bool]:
             image_only=pdfium_c.FPDF_PAGEOBJ_IMAGE in kinds,
             blank=count == 0 and not kinds,
         )
-        result.dubious = len(_DUBIOUS.findall(body))
+        result.dubious = _dubious(body)
         if not auto:
             return result, False
         unmapped = _unmapped_share(textpage, count)
@@ -556,6 +556,12 @@ def _load_error(path: str | os.PathLike[str], code: int | None) -> ExtractionErr
     return CorruptFileError("its PDF structure cannot be parsed")
 
 
+def _dubious(body: str) -> int:
+    """How much of ``body`` is unreadable glyphs, in characters: pdfplumber writes one
+    it cannot map as "(cid:12)", seven characters of garbage."""
+    return sum(map(len, _DUBIOUS.findall(body)))
+
+
 def _prefer_plumber(page: _Page, body: str) -> bool:
     """Use pdfplumber's text unless it lost text or is no more readable."""
     if not body.strip():
@@ -564,7 +570,7 @@ def _prefer_plumber(page: _Page, body: str) -> bool:
         return True
     ours = len(page.body.split())
     theirs = len(body.split())
-    return theirs >= 0.8 * ours and len(_DUBIOUS.findall(body)) <= page.dubious
+    return theirs >= 0.8 * ours and _dubious(body) <= page.dubious
 
 
 def _plumber_pages(path: str | os.PathLike[str], indices: list[int]) -> dict[int, str]:
@@ -601,7 +607,7 @@ def _plumber_document(
                 pages.append(
                     _Page(
                         body,
-                        dubious=len(_DUBIOUS.findall(body)),
+                        dubious=_dubious(body),
                         image_only=empty and bool(page.images),
                         blank=empty and not any(page.objects.values()),
                     )

@@ -4,6 +4,7 @@ the same through real workers (both databases), with and without language data."
 from __future__ import annotations
 
 import io
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
+from fpdf import FPDF
 from PIL import Image, ImageDraw, ImageFont
 
 from documents.extraction import dashboard_figures
@@ -136,6 +138,27 @@ def test_every_page_of_a_tiff_is_read_in_order_with_progress(tmp_path):
     first, second, third = result.text.split("\n\n")
     assert reads(first, LINES) and reads(second, OTHER) and "Third" in third
     assert result.details["ocr_pages"] == "1-3"
+
+
+def test_a_font_that_maps_no_letters_is_read_from_the_page_image(tmp_path):
+    # A font without a /ToUnicode map, as PDF printers and report generators
+    # write them: pdfplumber's "(cid:12)" garbage counted as one unreadable glyph
+    # per seven characters, passed as readable and was kept; OCR never ran.
+    font = tmp_path / "font.ttf"
+    font.write_bytes(ImageFont.load_default(size=12).font_bytes)  # Pillow's own
+    pdf = FPDF()
+    pdf.set_compression(False)
+    pdf.add_page()
+    pdf.add_font("plain", fname=str(font))
+    pdf.set_font("plain", size=16)
+    for line in LINES:
+        pdf.cell(0, 10, line, new_x="LMARGIN", new_y="NEXT")
+    unmapped = re.sub(
+        rb"/ToUnicode \d+ 0 R", lambda found: b" " * len(found[0]), bytes(pdf.output())
+    )
+    result = extract(write(tmp_path, "report.pdf", unmapped))
+    assert "tesseract" in result.extractor
+    assert reads(result.text, LINES) and "cid:" not in result.text
 
 
 def test_an_image_longer_than_tesseract_takes_is_read_in_strips(tmp_path):
