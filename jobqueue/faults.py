@@ -41,6 +41,22 @@ def is_database_fault(exc: BaseException) -> bool:
     return isinstance(exc, OperationalError)
 
 
+# Faults of one statement rather than of the database: the server cancelled it
+# (statement timeout) or rolled it back (deadlock, serialisation, lock not available).
+PG_STATEMENT_STATES = frozenset({"57014", "40001", "40P01", "55P03"})
+
+
+def is_database_away(exc: BaseException) -> bool:
+    """True when ``exc`` is the database itself failing (connection lost, server
+    shutting down, disk full), not a statement it stopped: what a job's own queries
+    may meet without the database being away."""
+    cause = exc.__cause__ or exc
+    return (
+        is_database_fault(exc)
+        and getattr(cause, "sqlstate", None) not in PG_STATEMENT_STATES
+    )
+
+
 def drop_connection() -> None:
     """Forget this thread's connection, whatever state it is in; the next query
     opens a fresh one."""

@@ -26,7 +26,7 @@ from pebble import ProcessExpired, ProcessPool
 
 from jobqueue import operations
 from jobqueue.child import JobFailed, init_child, read_progress, run_job
-from jobqueue.faults import is_database_fault
+from jobqueue.faults import is_database_away, is_database_fault
 from jobqueue.models import ErrorType, QueueItem
 from jobqueue.services import QueueManager
 
@@ -178,13 +178,21 @@ class JobRunner:
         try:
             return Outcome(True, kind.run(item))
         except JobFailed as exc:
-            return Outcome(False, error_type=exc.error_type, error_message=str(exc))
+            # ``result``: the error behind it, for the kind's record of the attempt.
+            return Outcome(
+                False,
+                error_type=exc.error_type,
+                error_message=str(exc),
+                result=exc.__cause__,
+            )
         # SystemExit and KeyboardInterrupt too: a job that calls exit() fails; it
         # never ends the worker thread.
         except (Exception, SystemExit, KeyboardInterrupt) as exc:
             # The queue's database away: the worker waits for it, charging nothing.
-            # Another database away is the job's failure, retried as any other.
-            if is_database_fault(exc) and connection.errors_occurred:
+            # Another database away, or a statement of the job's own that the server
+            # stopped (a statement timeout, a deadlock), is the job's failure,
+            # retried as any other: else it would run again for ever, uncharged.
+            if is_database_away(exc) and connection.errors_occurred:
                 raise
             return Outcome(
                 False,

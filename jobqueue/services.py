@@ -518,10 +518,18 @@ class QueueManager:
         cutoff = DbNow(-60 * stale_threshold_minutes)
         # A long extraction that reports progress is not stuck: age counts from
         # its last progress.
+        # A job its worker runs in its own thread (a task) has no timeout: while
+        # that worker is alive, the job is running, however long it takes.
+        in_thread = [kind.name for kind in operations.kinds() if kind.run is not None]
+        alive = WorkerHeartbeat.objects.in_state("alive", stale_after())
         stuck = (
             QueueItem.objects.filter(status=Status.PROCESSING, started_at__lt=cutoff)
             .filter(Q(progress_at__isnull=True) | Q(progress_at__lt=cutoff))
             .exclude(pk__in=list(exclude))
+            .exclude(
+                operation__in=in_thread,
+                claimed_by__in=Subquery(alive.values("worker_id")),
+            )
         )
         return self._rescue(
             stuck,

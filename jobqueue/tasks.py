@@ -24,7 +24,7 @@ from django_tasks.utils import get_exception_traceback, get_module_path, normali
 
 from jobqueue import operations
 from jobqueue.child import JobFailed
-from jobqueue.models import ExtractionMetric, Operation, QueueItem, Status
+from jobqueue.models import ErrorType, ExtractionMetric, Operation, QueueItem, Status
 from jobqueue.services import QueueManager
 from jobqueue.sql import db_now
 
@@ -174,7 +174,13 @@ def _run(item: QueueItem) -> Any:
     args, kwargs = result.args, result.kwargs
     if result.task.takes_context:
         args = [TaskContext(task_result=result), *args]
-    return _json(result.task.call(*args, **kwargs))
+    value = result.task.call(*args, **kwargs)
+    try:
+        return _json(value)
+    except (TypeError, ValueError) as exc:
+        # The task ran to its end: run again, it would return the same and repeat
+        # what it did. The attempt fails for good, with the error it raised.
+        raise JobFailed(ErrorType.UNSUPPORTED, f"{type(exc).__name__}: {exc}") from exc
 
 
 def _failed(item: QueueItem, outcome: Any) -> None:

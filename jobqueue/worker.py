@@ -66,6 +66,8 @@ class _ThreadState:
     # The wake-up generation before this thread's last claim: a later one may be work
     # that claim could not see.
     looked_at: int = 0
+    # Starting a job: a kind that runs in the thread (a task) runs in this step.
+    beginning: bool = False
 
 
 @dataclass
@@ -324,6 +326,8 @@ class ExtractionWorker:
                 t.is_alive() for t in self._threads if t.name != "heartbeat"
             )
         finally:
+            if not clean:
+                self._wait_for_jobs_in_threads()
             # Past the deadline: what is still running is stopped and released.
             self.stop(timeout=5.0 if clean else 0.0)
         completed = sum(s.jobs_completed for s in self._states)
@@ -333,6 +337,21 @@ class ExtractionWorker:
             "completed": completed,
             "failed": failed,
         }
+
+    def _wait_for_jobs_in_threads(self) -> None:
+        """Join the threads running a job in themselves (a task): it cannot be
+        stopped, and released while it runs it would be run again beside itself (or,
+        the run's process ending, cut short on every run). Such a run overruns its
+        budget; a thread in the database is left to ``stop``."""
+        running = {
+            state.worker_id
+            for state in self._states
+            if state.beginning
+            or any(flight.future is None for flight in list(state.held.values()))
+        }
+        for thread in self._threads:
+            if thread.name in running:
+                thread.join()
 
     def _run_on_at_exit(self) -> None:
         """The script that started the pool has ended without stopping it: the pool
@@ -585,11 +604,14 @@ class ExtractionWorker:
     def _begin(self, state: _ThreadState, item: QueueItem) -> Flight:
         """Start (or, for a kind that runs in the thread, run) a claimed job."""
         state.status, state.current_job = WorkerHeartbeat.State.BUSY, item.pk
+        state.beginning = True
         try:
             flight = self.runner.begin(item)
         except BaseException:
             state.reconcile = True  # the job did not start: the reconcile releases it
             raise
+        finally:
+            state.beginning = False
         state.held[item.pk] = flight
         log_started(item, state.worker_id)
         self._emit("job_started", item, state.worker_id)

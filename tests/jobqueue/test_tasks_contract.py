@@ -21,7 +21,7 @@ from django_tasks.exceptions import InvalidTaskError, TaskResultDoesNotExist
 from django_tasks.signals import task_finished
 
 from jobqueue.child import JobFailed
-from jobqueue.models import ExtractionMetric, QueueItem
+from jobqueue.models import ExtractionMetric, QueueItem, WorkerHeartbeat
 from jobqueue.services import QueueManager
 from tests.conftest import REPO_ROOT, run_async
 from tests.jobqueue.task_apps import contract
@@ -146,6 +146,59 @@ def test_a_return_value_json_cannot_hold_fails_with_a_value_error(kind):
     assert result.status == TaskResultStatus.FAILED
     assert result.errors[0].exception_class is ValueError
     assert "JSON" in result.errors[0].traceback
+
+
+def test_a_return_value_json_cannot_hold_fails_once_whatever_the_retries():
+    # The task had run to its end: each retry repeated what it did, for the same
+    # value. django-tasks' own backends fail it once.
+    result = contract.make.enqueue("nan")
+    run_once("--max-retries", "3")
+    result.refresh()
+    assert (result.status, result.attempts) == (TaskResultStatus.FAILED, 1)
+    assert result.errors[0].exception_class is ValueError
+
+
+@pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="a statement timeout of PostgreSQL's"
+)
+def test_a_statement_of_the_tasks_own_stopped_by_the_server_is_its_failure():
+    # Taken for the queue's database being away, the job was released uncharged
+    # and run again, for ever.
+    result = contract.outrun_the_statement_timeout.enqueue()
+    run_once()
+    result.refresh()
+    assert (result.status, result.attempts) == (TaskResultStatus.FAILED, 1)
+    assert "statement timeout" in result.errors[0].traceback
+
+
+def test_a_task_running_past_the_stale_job_age_is_left_to_its_live_worker():
+    # Every other worker's rescue took it from its live worker and ran it again
+    # beside itself: the age rule is for jobs with a timeout, which tasks lack.
+    result = contract.echo.enqueue()
+    queue = QueueManager()
+    assert queue.claim("host:1:w1").pk == int(result.id)
+    QueueItem.objects.filter(pk=int(result.id)).update(
+        started_at=dj_timezone.now() - timedelta(hours=2)
+    )
+    beat = WorkerHeartbeat.objects.create(
+        worker_id="host:1:w1", status="busy", last_heartbeat=dj_timezone.now()
+    )
+    assert queue.cleanup_stale_jobs(stale_threshold_minutes=30) == 0
+    WorkerHeartbeat.objects.filter(pk=beat.pk).update(
+        last_heartbeat=dj_timezone.now() - timedelta(hours=1)
+    )
+    assert queue.cleanup_stale_jobs(stale_threshold_minutes=30) == 1
+
+
+def test_a_cron_run_waits_for_a_task_past_its_budget():
+    # A task cannot be stopped: released at the deadline (once the stop's 5 s of
+    # grace were over), it was cut short as the run ended, and started again from
+    # scratch by every run after.
+    result = contract.nap.enqueue(5.5)
+    run_once("--budget", "0.2")
+    result.refresh()
+    assert (result.status, result.attempts) == (TaskResultStatus.SUCCESSFUL, 1)
+    assert result.return_value == "rested"
 
 
 def test_arguments_json_cannot_hold_are_refused_at_enqueue_before_the_database():

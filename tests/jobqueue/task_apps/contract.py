@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from django_tasks import TaskContext, task
@@ -59,3 +60,22 @@ def query_elsewhere(path: str) -> None:
     other = ConnectionHandler({"default": away, "analytics": away})
     with other["analytics"].cursor() as cursor:
         cursor.execute("SELECT 1")
+
+
+@task()
+def nap(seconds: float) -> str:
+    time.sleep(seconds)
+    return "rested"
+
+
+@task()
+def outrun_the_statement_timeout() -> None:
+    """A query of the task's own that the server stops (PostgreSQL)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SET statement_timeout = 50")
+        try:
+            cursor.execute("SELECT pg_sleep(2)")
+        finally:
+            cursor.execute("RESET statement_timeout")
