@@ -1,38 +1,64 @@
-"""PowerPoint (.pptx) extraction with python-pptx: slide text, tables, SmartArt and
-notes."""
+"""PowerPoint extraction with python-pptx: slide text, tables, SmartArt and notes of
+presentations, shows and templates (.pptx, .pptm, .ppsx, .ppsm, .potx, .potm)."""
 
 from __future__ import annotations
 
 import os
+import zipfile
+import zlib
 from collections.abc import Iterator
 from typing import Any
 
-from .archive import check_zip
+from .archive import checked_zip
 from .base import (
+    DTD_REASON,
+    CorruptFileError,
     ExtractionResult,
     ExtractOptions,
     TextBuilder,
+    UnsupportedFileError,
+    damaged_xml,
     parse_xml,
+    short_reason,
     unreadable,
 )
 
 _DGM = "{http://schemas.openxmlformats.org/drawingml/2006/diagram}"
 _A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
+_P = "{http://schemas.openxmlformats.org/presentationml/2006/main}"
+_MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
 _DATA_REL = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}dm"
+_SHAPE_TREES = (f"{_P}spTree", f"{_P}grpSp")
+# python-pptx gives a line break (a:br, Shift+Enter) as a vertical tab.
+_VERTICAL_TAB = "\v"
+_STRICT_NS = b"http://purl.oclc.org/ooxml/"
+# The main part of a presentation, a macro-enabled one (.pptm), a show (.ppsx,
+# .ppsm) and a template (.potx, .potm): the same PresentationML, which
+# pptx.Presentation() opens only under the first two types. Macros are never run.
+_MAIN_TYPES = (
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation.main+xml",
+    "application/vnd.ms-powerpoint.presentation.macroEnabled.main+xml",
+    "application/vnd.openxmlformats-officedocument.presentationml.slideshow.main+xml",
+    "application/vnd.ms-powerpoint.slideshow.macroEnabled.main+xml",
+    "application/vnd.openxmlformats-officedocument.presentationml.template.main+xml",
+    "application/vnd.ms-powerpoint.template.macroEnabled.main+xml",
+)
+# A DOCTYPE comes before the root element, so near the start of its part.
+_PROLOG_BYTES = 64 * 1024
 
 
 def extract_pptx(
     path: str | os.PathLike[str], options: ExtractOptions
 ) -> ExtractionResult:
     """Each slide's text in shape order (groups and tables included), then its notes."""
-    check_zip(path, "PowerPoint (.pptx)", "ppt/presentation.xml")
+    _check_archive(path)
     presentation = _open(path)
     text = TextBuilder(options.max_chars)
     try:
         text.extend(_lines(presentation))
         slides = len(presentation.slides)
     except (KeyError, ValueError, AttributeError, SyntaxError) as exc:
-        raise unreadable(exc, "its slides cannot be read") from exc
+        raise _unreadable(path, exc, "its slides cannot be read") from exc
     body = text.text.strip("\n")
     return ExtractionResult(
         text=body,
@@ -43,39 +69,143 @@ def extract_pptx(
     )
 
 
-def _open(path: str | os.PathLike[str]) -> Any:
-    import pptx
+def _check_archive(path: str | os.PathLike[str]) -> None:
+    """Refuse broken zips, zip bombs and Strict Open XML."""
+    with checked_zip(path, "PowerPoint (.pptx)", "ppt/presentation.xml") as archive:
+        names = set(archive.namelist())
+        rels = archive.read("_rels/.rels") if "_rels/.rels" in names else b""
+    if _STRICT_NS in rels:
+        raise UnsupportedFileError(
+            "This PowerPoint file is saved as 'Strict Open XML', which is not "
+            "supported; save it again as a regular PowerPoint Presentation (.pptx)."
+        )
 
+
+def _open(path: str | os.PathLike[str]) -> Any:
+    from pptx.opc.package import PartFactory
+    from pptx.package import Package
+    from pptx.parts.presentation import PresentationPart
+
+    for content_type in _MAIN_TYPES:
+        PartFactory.part_type_for.setdefault(content_type, PresentationPart)
     try:
-        return pptx.Presentation(os.fspath(path))
+        part = Package.open(os.fspath(path)).main_document_part
     except Exception as exc:  # PackageNotFoundError, KeyError, XML errors
-        raise unreadable(exc, "its presentation cannot be read") from exc
+        raise _unreadable(path, exc, "its presentation cannot be read") from exc
+    if part.content_type not in _MAIN_TYPES:
+        raise UnsupportedFileError(
+            "This PowerPoint package holds no presentation the reader knows "
+            f"({part.content_type}); save it as .pptx."
+        )
+    return part.presentation
+
+
+def _unreadable(
+    path: str | os.PathLike[str], exc: BaseException, what: str
+) -> CorruptFileError:
+    """As `unreadable`, but an entity bomb said plainly: libxml2 stops it with its
+    own internals ("Maximum entity amplification factor exceeded, see …")."""
+    if damaged_xml(exc) is not None and _declares_dtd(path):
+        return CorruptFileError(f"its XML cannot be parsed ({DTD_REASON})")
+    return unreadable(exc, what)
+
+
+def _declares_dtd(path: str | os.PathLike[str]) -> bool:
+    """Whether an XML part of the package declares a DTD (Office XML never does)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            for info in archive.infolist():
+                if info.filename.endswith((".xml", ".rels")):
+                    with archive.open(info) as part:
+                        if b"<!DOCTYPE" in part.read(_PROLOG_BYTES):
+                            return True
+    except (OSError, EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError):
+        pass  # the ZIP's own damage: the library's reason stands
+    return False
 
 
 def _lines(presentation: Any) -> Iterator[str]:
-    for slide in presentation.slides:
-        for shape in slide.shapes:
-            yield from _shape_lines(shape)
-        if slide.has_notes_slide:
-            notes = slide.notes_slide.notes_text_frame
-            if notes is not None and notes.text.strip():
-                yield notes.text
+    for number, slide in enumerate(presentation.slides, 1):
+        for shape in _slide_shapes(slide, number):
+            yield from _read_shape(shape)
+        notes = _notes(slide, number)
+        if notes.strip():
+            yield notes
         yield ""
 
 
-def _shape_lines(shape: Any) -> Iterator[str]:
-    from pptx.enum.shapes import MSO_SHAPE_TYPE
+def _slide_shapes(slide: Any, number: int) -> list[Any]:
+    from pptx.exc import InvalidXmlError
 
-    if shape.shape_type == MSO_SHAPE_TYPE.GROUP:
+    try:
+        _choose_alternatives(slide.element.cSld.spTree)
+        return list(slide.shapes)
+    except InvalidXmlError as exc:  # e.g. a slide without its p:cSld
+        raise CorruptFileError(
+            f"slide {number} cannot be read ({_reason(exc)})"
+        ) from exc
+
+
+def _notes(slide: Any, number: int) -> str:
+    from pptx.exc import InvalidXmlError
+
+    if not slide.has_notes_slide:
+        return ""
+    try:
+        notes = slide.notes_slide.notes_text_frame
+    except InvalidXmlError as exc:
+        raise CorruptFileError(
+            f"the notes of slide {number} cannot be read ({_reason(exc)})"
+        ) from exc
+    return "" if notes is None else notes.text.replace(_VERTICAL_TAB, "\n")
+
+
+def _reason(exc: BaseException) -> str:
+    # python-pptx quotes element names reST-style: "required ``<p:cSld>`` child …"
+    return short_reason(exc).replace("``", "")
+
+
+def _choose_alternatives(tree: Any) -> None:
+    """Replace each mc:AlternateContent among the shapes by its first mc:Choice's
+    shapes (without one, its mc:Fallback's): python-pptx sees neither, and PowerPoint
+    wraps so a text box that holds an equation, all its other words with it."""
+    for alternate in list(tree.iter(f"{_MC}AlternateContent")):
+        parent = alternate.getparent()
+        if parent is None or parent.tag not in _SHAPE_TREES:
+            continue  # inside a discarded choice, or not among shapes
+        chosen = alternate.find(f"{_MC}Choice")
+        if chosen is None:
+            chosen = alternate.find(f"{_MC}Fallback")
+        at = parent.index(alternate)
+        parent[at : at + 1] = [] if chosen is None else list(chosen)
+
+
+def _read_shape(shape: Any) -> list[str]:
+    """A shape's lines; one python-pptx cannot make sense of loses its own text, not
+    the deck's."""
+    from pptx.exc import InvalidXmlError
+
+    try:
+        return list(_shape_lines(shape))
+    except (NotImplementedError, InvalidXmlError, ValueError):
+        return []
+
+
+def _shape_lines(shape: Any) -> Iterator[str]:
+    from pptx.shapes.group import GroupShape
+
+    # Not shape.shape_type: it raises for a shape without geometry (an empty
+    # p:spPr, as Google Slides, LibreOffice and Keynote write).
+    if isinstance(shape, GroupShape):
         for child in shape.shapes:
-            yield from _shape_lines(child)
+            yield from _read_shape(child)
     elif shape.has_text_frame:
         for paragraph in shape.text_frame.paragraphs:
             if paragraph.text.strip():
-                yield paragraph.text
+                yield paragraph.text.replace(_VERTICAL_TAB, "\n")
     elif getattr(shape, "has_table", False):
         for row in shape.table.rows:
-            cells = [cell.text for cell in row.cells]
+            cells = [cell.text.replace(_VERTICAL_TAB, "\n") for cell in row.cells]
             if any(cell.strip() for cell in cells):
                 yield "\t".join(cells)
     else:
@@ -103,6 +233,9 @@ def _diagram_lines(shape: Any) -> Iterator[str]:
         if body is None or point.get("type", "node") not in ("node", "asst"):
             continue
         for paragraph in body.iter(f"{_A}p"):
-            line = "".join(t.text or "" for t in paragraph.iter(f"{_A}t"))
+            pieces = paragraph.iter(f"{_A}t", f"{_A}br")
+            line = "".join(
+                "\n" if piece.tag == f"{_A}br" else piece.text or "" for piece in pieces
+            )
             if line.strip():
                 yield line
