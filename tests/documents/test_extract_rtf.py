@@ -1,0 +1,154 @@
+"""RTF extraction: each test builds its RTF here and pins the exact text read.
+The defects were found by an outside audit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from documents.extractors import extract
+
+
+def read_rtf(tmp_path: Path, rtf: bytes) -> str:
+    path = tmp_path / "document.rtf"
+    path.write_bytes(rtf)
+    return extract(path).text
+
+
+def test_many_fields_on_one_long_line_are_read_in_one_pass(tmp_path: Path) -> None:
+    # 300 KB on one line took striprtf seconds, and 1 MB 51 s: its hyperlink pattern
+    # backtracked to the line's end at every field (and put the URL after the link).
+    page_field = rb"{\field{\*\fldinst{ PAGE }}{\fldrslt{1}}} some text here and there "
+    link = rb'{\field{\*\fldinst{HYPERLINK "http://example.org"}}{\fldrslt{our link}}}'
+    # The link on a line of its own: on the long line, a match cut the backtracking short.
+    rtf = rb"{\rtf1\ansi " + page_field * 4500 + b"\r\n" + link + rb"\par}"
+    assert len(rtf) > 300_000
+    assert read_rtf(tmp_path, rtf) == "1 some text here and there " * 4500 + "our link"
+
+
+def test_characters_beyond_u_ffff_are_whole_not_surrogate_halves(
+    tmp_path: Path,
+) -> None:
+    # Word writes U+1F600 as \u-10179?\u-8704?, the two halves of its UTF-16 form.
+    rtf = (
+        rb"{\rtf1\ansi\ansicpg1252\uc1 Great job \u-10179?\u-8704? and "
+        rb"\u-10176?\u-9205? done, {\uc0 \u-10179\u-8704} too\par}"
+    )
+    assert (
+        read_rtf(tmp_path, rtf)
+        == "Great job \U0001f600 and \U0002000b done, \U0001f600 too"
+    )
+    # A half without its other half is no character: it is shown as U+FFFD.
+    lone = read_rtf(tmp_path, rb"{\rtf1\ansi Cut \u-10179? short\par}")
+    assert lone == "Cut \ufffd short"
+
+
+def test_hidden_text_is_not_read(tmp_path: Path) -> None:
+    rtf = (
+        rb"{\rtf1\ansi\ansicpg1252\deff0{\fonttbl{\f0 Calibri;}}\f0 Offer price: "
+        rb"{\v INTERNAL FLOOR PRICE 4200 }5000 EUR\par "
+        rb"Next \v SECRET\v0  line\par "
+        rb"\v hidden \'e9\u233?\tab\plain shown\par}"
+    )
+    assert read_rtf(tmp_path, rtf) == "Offer price: 5000 EUR\nNext  line\nshown"
+
+
+def test_optional_hyphens_are_dropped_and_hard_ones_are_plain(
+    tmp_path: Path,
+) -> None:
+    rtf = rb"{\rtf1\ansi\ansicpg1252 Informa\-tion, Donau\-dampf\-schiff, e\_mail\par}"
+    assert read_rtf(tmp_path, rtf) == "Information, Donaudampfschiff, e-mail"
+
+
+def test_a_hyperlink_shows_only_its_text(tmp_path: Path) -> None:
+    rtf = (
+        rb'{\rtf1\ansi See {\field{\*\fldinst{HYPERLINK "http://a.example/"}}'
+        rb"{\fldrslt{our terms}}} and {\field{\*\fldinst{HYPERLINK "
+        rb'"http://b.example/"}}{\fldrslt{the price list}}} today.\par}'
+    )
+    assert read_rtf(tmp_path, rtf) == "See our terms and the price list today."
+
+
+@pytest.mark.parametrize(
+    "rtf",
+    [
+        rb"{\rtf1\mac\deff0{\fonttbl{\f0 Geneva;}}\f0 Caf\'8e cr\'8fme br\'9el\'8ee\par}",
+        rb"{\rtf1\pc\deff0{\fonttbl{\f0 Courier;}}\f0 Caf\'82 cr\'8ame br\'96l\'82e\par}",
+        rb"{\rtf1\pca\deff0{\fonttbl{\f0 Courier;}}\f0 Caf\'82 cr\'8ame br\'96l\'82e\par}",
+    ],
+    ids=["mac", "pc", "pca"],
+)
+def test_mac_and_dos_character_sets_are_read(tmp_path: Path, rtf: bytes) -> None:
+    assert read_rtf(tmp_path, rtf) == "Café crème brûlée"
+
+
+def test_footnotes_headers_and_footers_follow_the_body(tmp_path: Path) -> None:
+    # As DOCX and ODT: the body, then the notes, then headers and footers, each
+    # header once though every section and page side repeats it.
+    rtf = (
+        rb"{\rtf1\ansi\ansicpg1252\deff0{\fonttbl{\f0 Times New Roman;}}"
+        rb"{\header\pard\plain\f0 ACME Confidential Header\par}"
+        rb"{\footer\pard\plain\f0 Page footer text\par}"
+        rb"\pard\plain\f0 The court ruled in our favour.{\super\chftn}"
+        rb"{\footnote\pard\plain\f0{\super\chftn} See case 12-345, decided 2023.}"
+        rb" Costs follow.{\super\chftn}{\*\footnote\ftnalt{\super\chftn} An endnote.}"
+        rb"\par\sect\sectd{\headerl ACME Confidential Header\par}"
+        rb"{\headerr ACME Confidential Header\par}Second section.\par}"
+    )
+    assert read_rtf(tmp_path, rtf) == (
+        "The court ruled in our favour. Costs follow.\n\n\nSecond section.\n"
+        "See case 12-345, decided 2023.\nAn endnote.\n"
+        "ACME Confidential Header\nPage footer text"
+    )
+
+
+@pytest.mark.parametrize(
+    ("rtf", "text"),
+    [
+        pytest.param(
+            rb"{\rtf1\ansi\uc2 \u1055\'cf\'cf\u1088??, \uc0 \u1080\u1090 !\par}",
+            "Пр, ит!",
+            id="unicode-with-fallbacks",
+        ),
+        pytest.param(
+            rb"{\rtf1\ansi\ansicpg932\deff0{\fonttbl{\f0\froman\fcharset0 Times;}"
+            rb"{\f1\fnil\fcharset128 MS Mincho;}}\f1 \'93\'fa\'96\'7b\f0  caf\'e9\par}",
+            "日本 café",
+            id="double-byte-and-per-font-code-pages",
+        ),
+        pytest.param(
+            rb"{\rtf1\ansi\ansicpg1251 \'cf\'f0\'e8\'e2\'e5\'f2\par}",
+            "Привет",
+            id="ansicpg",
+        ),
+        pytest.param(
+            rb"{\rtf1\ansi Before{\pict\pngblip 89504e47}{\pict\wmetafile8\bin4 "
+            rb"\x01\x02\x03\x04}After\par}",
+            "BeforeAfter",
+            id="pictures",
+        ),
+        pytest.param(
+            rb"{\rtf1\ansi\trowd\cellx1000\cellx2000\intbl A1\cell B1\cell\row"
+            rb"\pard After\par}",
+            "A1|B1|\nAfter",
+            id="table",
+        ),
+        pytest.param(
+            rb"{\rtf1\ansi{\info{\title Not shown}}{\*\bkmkstart x}Path C:\\dir\{x\}"
+            rb"\tab\ldblquote q\rdblquote\emdash\par}ignored after the document",
+            "Path C:\\dir{x}\t\u201cq\u201d\u2014",
+            id="destinations-and-escapes",
+        ),
+    ],
+)
+def test_what_striprtf_read_is_still_read(
+    tmp_path: Path, rtf: bytes, text: str
+) -> None:
+    assert read_rtf(tmp_path, rtf) == text
+
+
+def test_binary_data_is_skipped_whatever_bytes_it_holds(tmp_path: Path) -> None:
+    # \binN is followed by N raw bytes, braces and backslashes included.
+    rtf = rb"{\rtf1\ansi Before{\*\objdata \bin6 }}{\'x}After\par}"
+    assert read_rtf(tmp_path, rtf) == "BeforeAfter"
