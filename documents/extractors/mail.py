@@ -3,63 +3,206 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from email import policy
 from email.message import EmailMessage
 from email.parser import BytesParser
 
-from .base import ExtractionResult, ExtractOptions, TextBuilder
+from .base import ExtractionResult, ExtractOptions, TextBuilder, join_notes
 from .html import html_lines
-from .text import decode
+from .text import decode, detect_encoding
 
 _HEADERS = ("From", "To", "Cc", "Subject", "Date")
+_BODY_TYPES = ("plain", "html")
+# A line opening a part: "--", a boundary (RFC 2046's characters, 1 to 70, not
+# ending in a space), then the part's first header.
+_BOUNDARY_LINE = re.compile(
+    rb"^--([0-9A-Za-z'()+_,./:=?-](?:[0-9A-Za-z'()+_,./:=? -]{0,68}"
+    rb"[0-9A-Za-z'()+_,./:=?-])?)[ \t]*\r?\n[!-9;-~]+:",
+    re.MULTILINE,
+)
+_LINE_BREAKS = re.compile(r"[\r\n]")
+_BROKEN_NOTE = (
+    "Its MIME structure is broken (a multipart message without its boundary, or "
+    "with a wrong one): {what}."
+)
+
+
+class _Mail:
+    """A message taken apart as a mail program shows it: the text parts of its
+    body in order, and its attachments."""
+
+    def __init__(self, message: EmailMessage) -> None:
+        self.body: list[EmailMessage] = []
+        self.attachments: list[EmailMessage] = []
+        self.broken: list[str] = []  # what was done with broken multiparts
+        self._walk(message)
+
+    def _walk(self, part: EmailMessage) -> None:
+        if part.is_attachment():
+            self.attachments.append(part)
+            return
+        maintype, subtype = part.get_content_maintype(), part.get_content_subtype()
+        if maintype == "text" and subtype in _BODY_TYPES:
+            self.body.append(part)
+        elif maintype != "multipart":
+            self.attachments.append(part)
+        elif (parts := self._parts(part)) is None:
+            self.body.append(part)  # read whole, as text
+        elif subtype == "alternative":
+            self._walk_alternative(parts)
+        elif subtype == "related":
+            # The root (the "start" part, else the first) is the body; the rest are
+            # its pictures, named only when sent as attachments.
+            start = part.get_param("start")
+            root = next((p for p in parts if start and p["content-id"] == start), None)
+            for sub in parts:
+                if sub is (root or parts[0]):
+                    self._walk(sub)
+                elif sub.is_attachment():
+                    self.attachments.append(sub)
+        else:  # mixed, and kinds a reader treats as mixed
+            for sub in parts:
+                self._walk(sub)
+
+    def _walk_alternative(self, parts: list[EmailMessage]) -> None:
+        """One alternative: the first holding plain text, else the first with any."""
+        chosen = None
+        for sub in parts:
+            found = _Mail(sub)
+            if found.body and (
+                chosen is None
+                or (_has_plain(found.body) and not _has_plain(chosen.body))
+            ):
+                chosen = found
+        if chosen is not None:
+            self.body += chosen.body
+            self.attachments += chosen.attachments
+            self.broken += chosen.broken
+
+    def _parts(self, part: EmailMessage) -> list[EmailMessage] | None:
+        """A multipart's parts. Without its boundary, or with one that never occurs,
+        the parser keeps the body as one string: the parts are found by the boundary
+        their lines use, else None (the body is read as text)."""
+        payload = part.get_payload()
+        if isinstance(payload, list):
+            return payload
+        raw = str(payload).encode("ascii", "surrogateescape")
+        for found in _BOUNDARY_LINE.finditer(raw):
+            boundary = found.group(1)
+            wrapper = BytesParser(policy=policy.default).parsebytes(
+                b'Content-Type: multipart/mixed; boundary="'
+                + boundary
+                + b'"\r\n\r\n'
+                + raw
+            )
+            parts = wrapper.get_payload()
+            if isinstance(parts, list) and parts:
+                self.broken.append("its parts were found by the boundary they use")
+                return parts
+        self.broken.append("its body was read as plain text")
+        return None
 
 
 def extract_email(
     path: str | os.PathLike[str], options: ExtractOptions
 ) -> ExtractionResult:
-    """Headers (From, To, Cc, Subject, Date), the text body (the HTML one converted
-    when there is no plain text), and the names of the attachments."""
+    """Headers (From, To, Cc, Subject, Date), the text of the body's parts (the
+    HTML one converted where there is no plain text), and the attachments' names."""
     with open(path, "rb") as fh:
         message = BytesParser(policy=policy.default).parse(fh)
+    mail = _Mail(message)
     text = TextBuilder(options.max_chars)
-    text.extend(_lines(message))
+    text.extend(_lines(message, mail))
     body = text.text.strip("\n")
+    broken = (
+        _BROKEN_NOTE.format(what="; ".join(dict.fromkeys(mail.broken)))
+        if mail.broken
+        else ""
+    )
     return ExtractionResult(
         text=body,
         page_count=None,
         confidence=1.0 if body.strip() else 0.0,
         extractor="email",
-        note=text.note,
+        note=join_notes(broken, text.note),
     )
 
 
-def _lines(message: EmailMessage) -> Iterator[str]:
+def _lines(message: EmailMessage, mail: _Mail) -> Iterator[str]:
+    charset = _body_charset(message, mail)
     for name in _HEADERS:
-        value = _header(message, name)
+        value = _header(message, name, charset)
         if value:
             yield f"{name}: {value}"
     yield ""
-    part = message.get_body(preferencelist=("plain", "html"))
-    if part is not None:
+    for n, part in enumerate(mail.body):
+        if n:
+            yield ""
         content = part_text(part)
-        if part.get_content_subtype() == "html":
+        if part.get_content_subtype() == "html" or _looks_like_html(part, content):
             yield from html_lines(content)[0]
         else:
             yield from content.splitlines()
-    names = [_attachment_name(a) for a in message.iter_attachments()]
+    names = [_attachment_name(a) for a in mail.attachments]
     if names:
-        yield ""
+        if mail.body:
+            yield ""
         yield f"Attachments: {', '.join(names)}"
 
 
-def _header(message: EmailMessage, name: str) -> str:
-    try:
-        value = message.get(name)
-    except (ValueError, IndexError, TypeError):  # a header the policy cannot parse
-        raw = message.get_all(name, failobj=[""])
-        value = str(raw[0]) if raw else ""
+def _has_plain(parts: list[EmailMessage]) -> bool:
+    return any(p.get_content_type() == "text/plain" for p in parts)
+
+
+def _looks_like_html(part: EmailMessage, content: str) -> bool:
+    """A broken multipart read as text that is a web page."""
+    if part.get_content_maintype() != "multipart":
+        return False
+    start = content.lstrip()[:15].lower()
+    return start.startswith(("<!doctype html", "<html"))
+
+
+def _body_charset(message: EmailMessage, mail: _Mail | None = None) -> str | None:
+    """The charset the message's text declares: its raw 8-bit headers were most
+    likely written in it by the same program."""
+    parts = [message] + (mail.body if mail is not None else [])
+    return next(filter(None, (p.get_content_charset() for p in parts)), None)
+
+
+def _header(message: EmailMessage, name: str, charset: str | None = None) -> str:
+    raw = next((v for k, v in message.raw_items() if k.lower() == name.lower()), None)
+    if raw is not None and not raw.isascii():
+        # 8-bit bytes in a header (the parser kept them as surrogates), which the
+        # policy makes U+FFFD: decoded as the body's charset, or a detected one.
+        value: object = _decoded_header(message, name, raw, charset)
+    else:
+        try:
+            value = message.get(name)
+        except (ValueError, IndexError, TypeError):  # a header the policy cannot parse
+            got = message.get_all(name, failobj=[""])
+            value = str(got[0]) if got else ""
     return " ".join(str(value or "").split())
+
+
+def _decoded_header(
+    message: EmailMessage, name: str, raw: str, charset: str | None
+) -> object:
+    data = raw.encode("ascii", "surrogateescape")
+    if charset is None:
+        # Every 8-bit header together: more letters for the detector to go by.
+        data_all = b" ".join(
+            v.encode("ascii", "surrogateescape")
+            for _, v in message.raw_items()
+            if not v.isascii()
+        )
+        charset = detect_encoding(data_all)[0]
+    text = _LINE_BREAKS.sub("", decode(data, charset))
+    try:  # encoded words and addresses, as for any header
+        return policy.default.header_factory(name, text)
+    except (ValueError, IndexError, TypeError):
+        return text
 
 
 def part_text(part: EmailMessage) -> str:
@@ -75,7 +218,8 @@ def _attachment_name(part: EmailMessage) -> str:
         name = part.get_filename()
         if not name and part.get_content_type() == "message/rfc822":
             # A forwarded message has no file name: mail programs show its subject.
-            subject = _header(part.get_payload(0), "Subject")
+            inner = part.get_payload(0)
+            subject = _header(inner, "Subject", _body_charset(inner))
             name = f"{subject}.eml" if subject else None
     except (ValueError, IndexError, TypeError, AttributeError):
         name = None

@@ -8,15 +8,26 @@ import os
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-from .archive import check_zip
-from .base import ExtractionResult, ExtractOptions, TextBuilder, unreadable
+from .archive import checked_zip
+from .base import (
+    CorruptFileError,
+    ExtractionResult,
+    ExtractOptions,
+    TextBuilder,
+    UnsupportedFileError,
+    unreadable,
+)
+
+_STRICT_NS = b"http://purl.oclc.org/ooxml/"
+# Sheets Excel does not show; a very hidden one cannot be shown from its menus.
+_HIDDEN_STATES = ("hidden", "veryHidden")
 
 
 def extract_xlsx(
     path: str | os.PathLike[str], options: ExtractOptions
 ) -> ExtractionResult:
     """Each sheet's name, then its rows, cells separated by tabs (values, not formulas)."""
-    check_zip(path, "Excel (.xlsx)", "xl/workbook.xml")
+    _check_archive(path)
     text = TextBuilder(options.max_chars)
     # A file object, not a name: openpyxl refuses names without an Excel extension,
     # and stored files are named by the upload.
@@ -28,6 +39,11 @@ def extract_xlsx(
         # for a damaged sheet comes from here, not from opening the workbook.
         except (KeyError, ValueError, TypeError, OSError, SyntaxError) as exc:
             raise unreadable(exc, "its sheets cannot be read") from exc
+        except IndexError as exc:  # openpyxl's lookup in the shared-string table
+            raise CorruptFileError(
+                "a cell refers to text the workbook does not hold "
+                "(its shared-string table is incomplete)"
+            ) from exc
         finally:
             workbook.close()
     body = text.text.strip("\n")
@@ -38,6 +54,21 @@ def extract_xlsx(
         extractor="xlsx",
         note=text.note,
     )
+
+
+def _check_archive(path: str | os.PathLike[str]) -> None:
+    """Refuse broken zips, zip bombs and Strict OOXML, where openpyxl finds no sheet
+    and the workbook would pass for an empty one."""
+    with checked_zip(path, "Excel (.xlsx)", "xl/workbook.xml") as archive:
+        names = set(archive.namelist())
+        rels = archive.read("_rels/.rels") if "_rels/.rels" in names else b""
+        with archive.open("xl/workbook.xml") as workbook:
+            start = workbook.read(4096)  # the root element and its namespaces
+    if _STRICT_NS in rels or _STRICT_NS in start:
+        raise UnsupportedFileError(
+            "This Excel file is saved as 'Strict Open XML', which is not supported; "
+            "save it again as a regular Excel Workbook (.xlsx)."
+        )
 
 
 def _open(fh: BinaryIO) -> Any:
@@ -52,6 +83,9 @@ def _open(fh: BinaryIO) -> Any:
 
 def _lines(workbook: Any) -> Iterator[str]:
     for sheet in workbook.worksheets:
+        # Hidden rows and columns are read: they often hold what people look up.
+        if sheet.sheet_state in _HIDDEN_STATES:
+            continue
         yield f"{sheet.title}"
         # Read-only mode stops at the size the sheet declares, which streaming
         # writers (Apache POI's SXSSF) give as A1: read the rows that are there.
