@@ -3,14 +3,37 @@
 from __future__ import annotations
 
 import os
+import posixpath
 import zipfile
+import zlib
 from collections.abc import Callable
-from typing import BinaryIO, TypeVar
+from typing import Any, BinaryIO, TypeVar
+from urllib.parse import unquote
 
+from .base import parse_xml
 from .formats import FORMATS, TEXT, Format, accepted_labels
 from .sniff import OLE_MAGIC, PREFIX_BYTES, ZIP_MAGIC, looks_like_text
 
 _MAX_MARKER_BYTES = 256  # ODF's mimetype entry is one short line
+# An OOXML package's relationships and content types: a few KiB in real files.
+_MAX_PACKAGE_INDEX_BYTES = 1024 * 1024
+_MAIN_RELATIONSHIPS = (  # transitional and Strict Open XML
+    "http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument",
+    "http://purl.oclc.org/ooxml/officeDocument/relationships/officeDocument",
+)
+# What reading one member of an archive may raise: damage, an unknown compression
+# method, a password.
+_MEMBER_ERRORS = (
+    zipfile.BadZipFile,
+    zlib.error,
+    OSError,
+    EOFError,
+    NotImplementedError,
+    RuntimeError,
+)
+# A log truncated under its writer (logrotate's copytruncate) goes on after a hole
+# of NULs as long as the log was: text is looked for this far.
+_MAX_LEADING_NUL_BYTES = 64 * 1024 * 1024
 T = TypeVar("T")
 
 
@@ -77,15 +100,38 @@ def _detect(fh: BinaryIO) -> Format | None:
     for fmt in FORMATS:
         if not fmt.textual and fmt.matches(prefix):
             return fmt
+    if not prefix.strip(b"\x00"):
+        return TEXT if _text_after_nuls(fh) else None
     if not looks_like_text(prefix):
         return None
     return next((f for f in FORMATS if f.textual and f.matches(prefix)), TEXT)
+
+
+def _text_after_nuls(fh: BinaryIO) -> bool:
+    """True when text follows the NULs a file opens with (within a bound)."""
+    fh.seek(0)
+    skipped = 0
+    while skipped < _MAX_LEADING_NUL_BYTES:
+        chunk = fh.read(PREFIX_BYTES)
+        if not chunk:
+            return False
+        start = len(chunk) - len(chunk.lstrip(b"\x00"))
+        if start < len(chunk):
+            fh.seek(skipped + start)
+            return looks_like_text(fh.read(PREFIX_BYTES))
+        skipped += len(chunk)
+    return False
 
 
 def _detect_zip(fh: BinaryIO, prefix: bytes) -> Format | None:
     containers = [fmt for fmt in FORMATS if fmt.zip_member]
     try:
         with zipfile.ZipFile(fh) as archive:
+            main = office_main_part(archive)
+            main_type = _content_type(archive, main) if main else None
+            for fmt in containers:
+                if main_type in fmt.main_part_types:
+                    return fmt
             names = set(archive.namelist())
             for fmt in containers:
                 if fmt.zip_member in names and _member_starts_with(archive, fmt):
@@ -102,6 +148,59 @@ def _detect_zip(fh: BinaryIO, prefix: bytes) -> Format | None:
             ):
                 return fmt
     return None
+
+
+def office_main_part(archive: zipfile.ZipFile) -> str | None:
+    """The member holding an Office Open XML package's main part: the target of the
+    officeDocument relationship in _rels/.rels, whatever its name; None when the
+    package names none it holds."""
+    rels = _package_index(archive, "_rels/.rels")
+    if rels is None:
+        return None
+    members = {name.lower(): name for name in archive.namelist()}
+    for rel in rels.iter("{*}Relationship"):
+        if (
+            rel.get("Type") in _MAIN_RELATIONSHIPS
+            and rel.get("TargetMode") != "External"
+        ):
+            # Relative to the package's root, or absolute ("/word/document.xml").
+            target = posixpath.normpath("/" + unquote(rel.get("Target") or ""))
+            found = members.get(target.lstrip("/").lower())  # part names ignore case
+            if found:
+                return found
+    return None
+
+
+def _content_type(archive: zipfile.ZipFile, member: str) -> str | None:
+    """A package part's content type, from [Content_Types].xml: its own Override,
+    else the Default for its extension."""
+    types = _package_index(archive, "[Content_Types].xml")
+    if types is None:
+        return None
+    part_name = "/" + member.lower()
+    extension = member.rpartition(".")[2].lower()
+    for override in types.iter("{*}Override"):
+        if unquote(override.get("PartName") or "").lower() == part_name:
+            return override.get("ContentType")
+    for default in types.iter("{*}Default"):
+        if (default.get("Extension") or "").lower() == extension:
+            return default.get("ContentType")
+    return None
+
+
+def _package_index(archive: zipfile.ZipFile, member: str) -> Any:
+    """The root of a small XML member of the package; None if absent, too large or
+    unreadable (detection then goes by member names)."""
+    from lxml import etree
+
+    try:
+        with archive.open(member) as fh:
+            data = fh.read(_MAX_PACKAGE_INDEX_BYTES + 1)
+        if len(data) > _MAX_PACKAGE_INDEX_BYTES:
+            return None
+        return parse_xml(data)
+    except (KeyError, etree.XMLSyntaxError, *_MEMBER_ERRORS):
+        return None
 
 
 def _member_starts_with(archive: zipfile.ZipFile, fmt: Format) -> bool:

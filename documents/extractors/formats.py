@@ -36,6 +36,10 @@ class Format:
     sure: Callable[[bytes], bool] | None = None
     zip_member: str = ""  # a ZIP container holding this member,
     zip_member_content: bytes = b""  # which starts with this (ODF's "mimetype")
+    # Or an Office Open XML package whose main part, the target of its officeDocument
+    # relationship, has one of these content types under any name (Word Online saves
+    # word/document2.xml).
+    main_part_types: tuple[str, ...] = ()
     ole_streams: tuple[str, ...] = ()  # an OLE2 container with one of these streams
     # Text of any kind: the name may choose among text formats (.md, .csv).
     textual: bool = False
@@ -124,6 +128,12 @@ DOCX = Format(
     extractor="docx:extract_docx",
     requires="python-docx",
     zip_member="word/document.xml",
+    main_part_types=(
+        f"{_OOXML}.wordprocessingml.document.main+xml",
+        "application/vnd.ms-word.document.macroEnabled.main+xml",
+        f"{_OOXML}.wordprocessingml.template.main+xml",
+        "application/vnd.ms-word.template.macroEnabledTemplate.main+xml",
+    ),
 )
 TEXT = Format(
     key="text",
@@ -158,7 +168,8 @@ PPTX = Format(
     key="pptx",
     label="PowerPoint (PPTX)",
     mime_type=f"{_OOXML}.presentationml.presentation",
-    extensions=(".pptx", ".pptm"),
+    # Shows and templates hold the same slides (macros never run).
+    extensions=(".pptx", ".pptm", ".ppsx", ".ppsm", ".potx", ".potm"),
     extractor="pptx:extract_pptx",
     requires="python-pptx",
     zip_member="ppt/presentation.xml",

@@ -27,6 +27,12 @@ _MAX_CONTROL_SHARE = 0.05  # coloured logs carry some ESC codes; binary has ~12%
 _UTF16_SAMPLE = 4096
 _UTF16_MIN_ZERO_HIGH = 0.7
 _UTF16_MAX_ZERO_LOW = 0.01
+# NULs that pad text, not binary data's scattered zeros: a log cut by logrotate's
+# copytruncate opens with a run of them, one a crash left a hole in holds or ends
+# with one, an export padded to a block ends with some.
+_NULS = re.compile(rb"\x00+")
+_MIN_INNER_NULS = 16  # a hole in a file, not a string's terminator
+_MAX_INNER_NUL_RUNS = 4
 _IMAGES = (b"\x89PNG", b"\xff\xd8\xff", b"GIF8", b"II*\x00", b"MM\x00*")
 _BINARY_MAGIC = (*_IMAGES, OLE_MAGIC, *ZIP_MAGIC, b"\x1f\x8b", b"7z\xbc")
 # The start of an HTML document, after optional whitespace (WHATWG sniffing's tags).
@@ -70,13 +76,27 @@ def looks_like_text(prefix: bytes) -> bool:
         return False
     if utf16_without_bom(prefix):
         return True
-    if b"\x00" in prefix:
+    text = _without_nul_padding(prefix)
+    if not text or text.startswith(_BINARY_MAGIC):
         return False
-    decoded = _decode_utf8_prefix(prefix)
+    decoded = _decode_utf8_prefix(text)
     # Escapes in seven bits may switch character sets (ISO-2022-JP mail).
     if decoded is None or "\x1b" in decoded:
-        decoded = _guess_decode(prefix)
+        decoded = _guess_decode(text)
     return len(_CONTROL.findall(decoded)) <= _MAX_CONTROL_SHARE * max(len(decoded), 1)
+
+
+def _without_nul_padding(prefix: bytes) -> bytes | None:
+    """The bytes without the runs of NULs that pad text: any at either end, and a
+    few long ones inside. None when NULs are strewn through them, as in binary data
+    (or one in a sentence)."""
+    text = prefix.strip(b"\x00")
+    runs = _NULS.findall(text)
+    if not runs:
+        return text
+    if len(runs) > _MAX_INNER_NUL_RUNS or min(map(len, runs)) < _MIN_INNER_NULS:
+        return None
+    return _NULS.sub(b"", text)
 
 
 def utf16_without_bom(prefix: bytes) -> str | None:
