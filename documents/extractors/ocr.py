@@ -176,7 +176,7 @@ class Reader:
             return self._read_in_strips(grey(image))
         started = time.monotonic()
         try:
-            image = grey(image)
+            image = _full_range(grey(image))
             page = self._recognise(image)
             # Most pages are upright: only a page that read badly pays for the
             # orientation check, and only a better second reading replaces the first.
@@ -252,6 +252,15 @@ def reader(options: ExtractOptions) -> Reader:
     if key not in _readers:
         _readers[key] = Reader(*key)
     return _readers[key]
+
+
+def _full_range(image: Image.Image) -> Image.Image:
+    """The grey image stretched from its darkest pixel to black and its lightest to
+    white: faint print (pencil, a pale photocopy) is lighter than Sauvola's local
+    threshold, a fixed share below the paper's brightness, and would read as nothing."""
+    from PIL import ImageOps
+
+    return ImageOps.autocontrast(image)
 
 
 def grey(image: Image.Image) -> Image.Image:

@@ -140,6 +140,15 @@ def test_every_page_of_a_tiff_is_read_in_order_with_progress(tmp_path):
     assert result.details["ocr_pages"] == "1-3"
 
 
+@pytest.mark.parametrize(("ink", "paper"), [(190, 255), (150, 190)])
+def test_faint_print_is_read(tmp_path, ink, paper):
+    # Pencil, a pale photocopy, grey on grey: lighter than Sauvola's threshold (a
+    # share below the paper's brightness), it read as nothing at all.
+    faint = Image.eval(text_image(LINES), lambda v: ink + v * (paper - ink) // 255)
+    result = extract(write(tmp_path, "faint.png", image_bytes(faint)))
+    assert reads(result.text, LINES), result.text
+
+
 def test_a_font_that_maps_no_letters_is_read_from_the_page_image(tmp_path):
     # A font without a /ToUnicode map, as PDF printers and report generators
     # write them: pdfplumber's "(cid:12)" garbage counted as one unreadable glyph
