@@ -60,6 +60,7 @@ _FIELD_FORMS = {pdfium_c.FORMTYPE_ACRO_FORM, pdfium_c.FORMTYPE_XFA_FOREGROUND}
 logging.getLogger("pypdfium2._helpers.document").addFilter(
     lambda record: "without XFA support" not in record.getMessage()
 )
+_LEVEL = 0.1  # radians: a baseline turned less than about 6° is level
 _RTL = re.compile(r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
 # A bad OCR layer splits every word into letters ("T h e  q u i c k"). Latin only:
 # Chinese or Japanese text is often extracted one character per "word".
@@ -344,8 +345,8 @@ def _pdfium_page(doc: Any, index: int, *, auto: bool) -> tuple[_Page, bool]:
         page.close()
         return _Page(damaged=True), auto
     try:
-        raw = textpage.get_text_bounded(*_EVERYWHERE)
         count = textpage.count_chars()
+        raw = _page_text(textpage, count)
         if _RTL.search(raw):
             raw = _rtl_in_reading_order(textpage, raw, count)
         kinds = _object_kinds(page) if count == 0 else set()
@@ -378,6 +379,43 @@ def _pdfium_page(doc: Any, index: int, *, auto: bool) -> tuple[_Page, bool]:
     finally:
         textpage.close()
         page.close()
+
+
+def _page_text(textpage: Any, count: int) -> str:
+    """PDFium's text of the whole page. Its bounded text keeps Thai marks with their
+    letters and a superscript on its line, where the plain one breaks them apart;
+    but it drops the line ends of turned text (a landscape page, a table or a margin
+    note set sideways), gluing the last word of each line to the first of the next.
+    Those line ends are taken from the plain text: the ones after turned letters."""
+    bounded = textpage.get_text_bounded(*_EVERYWHERE)
+    plain = textpage.get_text_range(0, count)
+    if (
+        plain == bounded
+        or len(plain) != count
+        or plain.replace("\r\n", "") != bounded.replace("\r\n", "")
+    ):
+        return bounded
+    # The two hold the same characters but for line ends: walk them side by side.
+    merged, i, j = [], 0, 0
+    while i < len(plain) or j < len(bounded):
+        if bounded.startswith("\r\n", j):
+            merged.append("\r\n")
+            i += 2 if plain.startswith("\r\n", i) else 0
+            j += 2
+        elif plain.startswith("\r\n", i):
+            if _turned(textpage, i - 1):
+                merged.append("\r\n")
+            i += 2
+        else:
+            merged.append(plain[i])
+            i, j = i + 1, j + 1
+    return "".join(merged)
+
+
+def _turned(textpage: Any, index: int) -> bool:
+    """Whether the character at ``index`` lies on a baseline that is not level."""
+    angle = pdfium_c.FPDFText_GetCharAngle(textpage, index)
+    return angle >= 0 and abs(math.remainder(angle, math.tau)) > _LEVEL
 
 
 def _rtl_in_reading_order(textpage: Any, text: str, count: int) -> str:

@@ -201,6 +201,33 @@ def test_a_pdf_placed_character_by_character_keeps_its_lines(
     assert extract(path).text == "\n".join(lines)
 
 
+@pytest.mark.parametrize("rotate", [0, 90])
+def test_lines_set_sideways_keep_their_line_ends(tmp_path: Path, rotate: int) -> None:
+    # A table or a margin note turned 90°, or a landscape page stored turned (as
+    # pdflscape and OCRmyPDF write it): each line's last word was glued to the next
+    # line's first ("costs ofthe").
+    from fpdf import FPDF
+
+    lines = [
+        "Memorandum of understanding",
+        "the parties share the costs of",
+        "the road",
+    ]
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("helvetica", size=14)
+    with pdf.rotation(90, x=40, y=250):
+        for n, line in enumerate(lines):
+            pdf.text(40, 250 + 8 * n, line)
+    document = pdfium.PdfDocument(bytes(pdf.output()))
+    document[0].set_rotation(rotate)
+    out = io.BytesIO()
+    document.save(out)
+    document.close()
+    path = write(tmp_path, "sideways.pdf", out.getvalue())
+    assert extract(path).text == "\n".join(lines)
+
+
 def shaped_rtl_pdf(lines: list[str], angle: int = 0) -> bytes:
     """Right-to-left lines as Chrome's "Save as PDF" writes the Arabic it shapes: a
     line's glyphs drawn from left to right, so its last letter first, each under an
