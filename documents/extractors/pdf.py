@@ -61,6 +61,10 @@ logging.getLogger("pypdfium2._helpers.document").addFilter(
     lambda record: "without XFA support" not in record.getMessage()
 )
 _LEVEL = 0.1  # radians: a baseline turned less than about 6° is level
+# A page with at most this much text over images covering this share of it is read
+# from its image too: a stamp, a page or Bates number, a fax header on a scan.
+_STAMP_CHARS = 80
+_SCANNED_SHARE = 0.6
 _RTL = re.compile(r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
 # A bad OCR layer splits every word into letters ("T h e  q u i c k"). Latin only:
 # Chinese or Japanese text is often extracted one character per "word".
@@ -76,6 +80,9 @@ class _Page:
     extra: str = ""  # annotation and form-field text, outside the content stream
     dubious: float = 0.0  # characters we doubt (broken font map, PUA glyphs)
     image_only: bool = False
+    # A few words over an image that fills the page: a scan with a page number or a
+    # Bates number stamped on it, its body only in the image.
+    stamped_scan: bool = False
     blank: bool = False  # nothing drawn at all (or nothing PDFium could decode)
     damaged: bool = False
     ocr_confidence: float | None = None  # set when the body is OCR's reading
@@ -159,7 +166,7 @@ def _needs_ocr(page: _Page, mode: str) -> bool:
     if page.blank or page.damaged or mode == "never":
         return False
     body = page.body.strip()
-    if mode == "always" or not body:
+    if mode == "always" or not body or page.stamped_scan:
         return True
     visible = len(body) - body.count(" ") - body.count("\n")
     return _letter_spaced(body) or page.dubious >= 0.5 * max(visible, 1)
@@ -202,7 +209,12 @@ def _ocr_pages(
                     finally:
                         bitmap.close()
                     read.append(i)
-                    if found.text:
+                    # A stamped scan's reading replaces its few words only if it
+                    # finds more: they may be all there is (a picture, a logo).
+                    if found.text and (
+                        not page.stamped_scan
+                        or len(found.text.split()) > 2 * len(page.body.split())
+                    ):
                         page.body, page.dubious = found.text, 0.0
                         page.image_only = False
                         confidences = found.confidences or [0]
@@ -365,6 +377,9 @@ def _pdfium_page(doc: Any, index: int, *, auto: bool) -> tuple[_Page, bool]:
         unmapped = _unmapped_share(textpage, count)
         result.dubious += unmapped * len(body.strip())
         result.extra = _annotation_text(doc, page)
+        result.stamped_scan = (
+            len(body.strip()) <= _STAMP_CHARS and _image_share(page) >= _SCANNED_SHARE
+        )
         suspect = (
             pdfium_c.FPDF_PAGEOBJ_TEXT in kinds  # yet PDFium found no characters
             or unmapped >= 0.5  # font without a usable Unicode map (garbage letters)
@@ -472,6 +487,18 @@ def _drawn_left_to_right(textpage: Any, indices: list[int]) -> bool:
         )
     forward = sum(b > a for a, b in pairwise(along))
     return 2 * forward > len(along) - 1
+
+
+def _image_share(page: Any) -> float:
+    """The share of the page that its images cover (overlaps counted twice)."""
+    width, height = page.get_size()
+    covered = 0.0
+    for image in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=4):
+        left, bottom, right, top = image.get_bounds()
+        covered += max(0.0, min(right, width) - max(left, 0.0)) * max(
+            0.0, min(top, height) - max(bottom, 0.0)
+        )
+    return covered / max(width * height, 1.0)
 
 
 def _object_kinds(page: Any) -> set[int]:

@@ -140,6 +140,23 @@ def test_every_page_of_a_tiff_is_read_in_order_with_progress(tmp_path):
     assert result.details["ocr_pages"] == "1-3"
 
 
+def test_a_scan_with_a_number_stamped_on_it_is_read_from_its_image(tmp_path):
+    # A Bates or page number stamped on a scan (legal productions, fax headers) made
+    # the page look born-digital: the stamp was all that came out.
+    page = Image.new("L", (1240, 1754), 255)
+    page.paste(text_image(LINES), (100, 150))
+    scan = tmp_path / "scan.png"
+    page.save(scan)
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.image(str(scan), x=0, y=0, w=210, h=297)
+    pdf.set_font("helvetica", size=8)
+    pdf.text(170, 290, "ACME-000123")
+    result = extract(write(tmp_path, "stamped.pdf", bytes(pdf.output())))
+    assert reads(result.text, LINES), result.text
+    assert result.details["ocr_pages"] == "1"
+
+
 @pytest.mark.parametrize(("ink", "paper"), [(190, 255), (150, 190)])
 def test_faint_print_is_read(tmp_path, ink, paper):
     # Pencil, a pale photocopy, grey on grey: lighter than Sauvola's threshold (a
