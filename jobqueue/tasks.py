@@ -75,8 +75,8 @@ class QueueBackend(BaseTaskBackend):
             payload={
                 "task": task.module_path,
                 "backend": self.alias,
-                "args": _json(args),
-                "kwargs": _json(kwargs),
+                "args": _argument(args),
+                "kwargs": _argument(kwargs),
                 "errors": [],
                 # The task as enqueued (TaskResult.task), whatever the item's
                 # next_retry_at says once retries move it.
@@ -107,6 +107,15 @@ def _json(value: Any) -> Any:
     failing the attempt that returned one) rather than the database's refusal."""
     value = normalize_json(value)
     json.dumps(value, allow_nan=False)
+    return value
+
+
+def _argument(value: Any) -> Any:
+    """``_json``, refusing also U+0000, which PostgreSQL's JSON cannot hold: the same
+    ValueError at enqueue on both databases, not a DataError on one of them."""
+    value = _json(value)
+    if "\\u0000" in json.dumps(value):
+        raise ValueError("Task arguments cannot hold the character U+0000 (NUL).")
     return value
 
 
