@@ -25,6 +25,9 @@ _BOM_ENCODINGS = (
     (codecs.BOM_UTF16_BE, "utf-16"),
 )
 _NEWLINES = re.compile(r"\r\n?|\u2028|\u2029")
+# Bytes that break the encoding a byte-order mark names: a few are strays, more are
+# a file that is not that text at all.
+_MAX_INVALID_SHARE = 0.05
 _WESTERN = "cp1252"  # what browsers fall back to
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _UTF8_GOOD_PER_BAD = 10
@@ -67,16 +70,15 @@ def extract_text(
         data = fh.read(options.max_chars * 4 + 4)
         cut = bool(fh.read(1))
     encoding, confidence = detect_encoding(data)
-    # A guessed code page may leave a few bytes unmapped: replace, don't fail.
-    decoder = codecs.getincrementaldecoder(encoding)(
-        "strict" if confidence == 1.0 else "replace"
-    )
-    try:  # not final when cut: the last character may lack its last bytes
-        text = decoder.decode(data, final=not cut)
-    except UnicodeDecodeError as exc:  # BOM promised an encoding the bytes break
-        raise CorruptFileError(
-            f"it is not valid {encoding} text ({exc.reason})"
-        ) from exc
+    # A guessed code page may leave a few bytes unmapped, and a file its byte-order
+    # mark names may hold a stray byte of another (a cp1252 "é" pasted into UTF-8):
+    # replaced, with a note; the file is lost only when much of it does not fit.
+    decoder = codecs.getincrementaldecoder(encoding)("replace")
+    # Not final when cut: the last character may lack its last bytes.
+    text = decoder.decode(data, final=not cut)
+    invalid = text.count("\ufffd") if confidence == 1.0 else 0
+    if invalid > _MAX_INVALID_SHARE * len(text):
+        raise CorruptFileError(f"it is not valid {encoding} text")
     # NULs and stray BOMs carry no text; str.replace is ~50x faster than translate.
     text = _NEWLINES.sub("\n", text).replace("\x00", "").replace("\ufeff", "")
     cut = cut or len(text) > options.max_chars
@@ -89,6 +91,10 @@ def extract_text(
             f"No byte-order mark and not valid UTF-8: decoded as {encoding} "
             "(a best guess)."
             if confidence < 1.0
+            else "",
+            f"Bytes that are not valid {encoding.removesuffix('-sig').upper()} "
+            f"were replaced by � ({invalid:,})."
+            if invalid
             else "",
             truncated_note(options.max_chars) if cut else "",
         ),

@@ -801,6 +801,20 @@ def test_text_with_invalid_bytes_after_a_bom_is_damaged(tmp_path: Path) -> None:
         extract(path, mime_type=TEXT)
 
 
+def test_a_stray_byte_after_a_bom_costs_that_byte_not_the_file(
+    tmp_path: Path,
+) -> None:
+    # One cp1252 "é" pasted into a UTF-8 CSV refused the whole file as damaged.
+    rows = "".join(f"{n};Lisboa;{n * 3}\n" for n in range(200))
+    data = b"\xef\xbb\xbfid;city;total\n" + rows.encode() + b"201;Caf\xe9;603\n"
+    path = tmp_path / "export.csv"
+    path.write_bytes(data)
+    result = extract(path)
+    assert result.text.endswith("201;Caf\ufffd;603\n")
+    assert "199;Lisboa;597" in result.text
+    assert "not valid UTF-8 were replaced by � (1)" in result.note
+
+
 def test_random_bytes_are_unsupported(tmp_path: Path) -> None:
     path = tmp_path / "noise.txt"
     path.write_bytes(random.Random(2).randbytes(10_000))
