@@ -7,7 +7,7 @@ import os
 import re
 import warnings
 
-from PIL import Image, ImageFile, ImageOps, UnidentifiedImageError
+from PIL import Image, ImageFile, ImageOps, TiffImagePlugin, UnidentifiedImageError
 
 from .base import (
     DEFAULT_OPTIONS,
@@ -34,6 +34,8 @@ _MODE = re.compile(r"\bmode\b")
 # frames, a phone photo's preview or depth map (MPO).
 _ONE_PICTURE = {"PNG", "WEBP", "MPO"}
 _TRUNCATED = "image file is truncated"  # Pillow's words for data that ends early
+_ORIENTATION, _COMPRESSION = 274, 259  # TIFF tags
+_TURNED, _UNCOMPRESSED = 5, 1  # Orientation 5-8 swaps width and height
 CUT_SHORT_NOTE = (
     "The image file is incomplete (its end is missing): what it holds was read."
 )
@@ -49,8 +51,7 @@ def extract_image(
         warnings.simplefilter("error", Image.DecompressionBombWarning)
         try:
             try:
-                with Image.open(path) as image:
-                    return _read(image, options)
+                return _open_and_read(path, options)
             except OSError as exc:
                 if _TRUNCATED not in str(exc):
                     raise
@@ -58,8 +59,7 @@ def extract_image(
             # rows it holds are read, the missing ones left blank, and it is said.
             ImageFile.LOAD_TRUNCATED_IMAGES = True
             try:
-                with Image.open(path) as image:
-                    result = _read(image, options)
+                result = _open_and_read(path, options)
             finally:
                 ImageFile.LOAD_TRUNCATED_IMAGES = False
             return dataclasses.replace(
@@ -80,6 +80,28 @@ def extract_image(
             raise CorruptFileError(
                 f"the image data is damaged ({short_reason(exc)})"
             ) from exc
+
+
+def _open_and_read(
+    path: str | os.PathLike[str], options: ExtractOptions
+) -> ExtractionResult:
+    with Image.open(path) as image:
+        turned_raw_tiff = (
+            image.format == "TIFF"
+            and image.tag_v2.get(_ORIENTATION, 1) >= _TURNED
+            and image.tag_v2.get(_COMPRESSION) == _UNCOMPRESSED
+        )
+        if not turned_raw_tiff:
+            return _read(image, options)
+    # Pillow's own reader of uncompressed TIFF strips scrambles a page stored turned
+    # (a scanner's Orientation 5-8, width and height swapped); libtiff reads it
+    # upright. The choice is made as each page is opened, so it holds for the read.
+    TiffImagePlugin.READ_LIBTIFF = True
+    try:
+        with Image.open(path) as image:
+            return _read(image, options)
+    finally:
+        TiffImagePlugin.READ_LIBTIFF = False
 
 
 def _read(image: Image.Image, options: ExtractOptions) -> ExtractionResult:

@@ -238,6 +238,17 @@ def test_a_jpeg_cut_short_is_read_as_far_as_it_goes_and_says_so(tmp_path):
     assert "incomplete" in result.note
 
 
+@pytest.mark.parametrize("compression", ["raw", "tiff_lzw"])
+def test_a_tiff_stored_turned_is_read_upright(tmp_path, compression):
+    # A scanner stores a sideways page turned, with Orientation 6 (turn it back 90°):
+    # Pillow's own reader of uncompressed strips scrambled it, and nothing was read.
+    stored = text_image(LINES).rotate(90, expand=True, fillcolor=255)
+    tiff = io.BytesIO()
+    stored.save(tiff, "TIFF", compression=compression, tiffinfo={274: 6})
+    result = extract(write(tmp_path, "scan.tif", tiff.getvalue()))
+    assert reads(result.text, LINES), result.text
+
+
 def test_a_bigtiff_is_a_tiff(tmp_path):
     # BigTIFF (large-format scanners, GDAL) was refused as not a TIFF at all.
     image = text_image(LINES)
