@@ -69,15 +69,16 @@ def extract_text(
     with open(path, "rb") as fh:
         data = fh.read(options.max_chars * 4 + 4)
         cut = bool(fh.read(1))
-    encoding, confidence = detect_encoding(data)
+    # Cut, the last character may lack its last bytes: not a sign of another code.
+    encoding, confidence = detect_encoding(_whole_characters(data) if cut else data)
     # A guessed code page may leave a few bytes unmapped, and a file its byte-order
     # mark names may hold a stray byte of another (a cp1252 "é" pasted into UTF-8):
     # replaced, with a note; the file is lost only when much of it does not fit.
     decoder = codecs.getincrementaldecoder(encoding)("replace")
-    # Not final when cut: the last character may lack its last bytes.
     text = decoder.decode(data, final=not cut)
-    invalid = text.count("\ufffd") if confidence == 1.0 else 0
-    if invalid > _MAX_INVALID_SHARE * len(text):
+    unguessed = confidence == 1.0 or encoding == "utf-8"  # not a code page guessed
+    invalid = text.count("\ufffd") if unguessed else 0
+    if confidence == 1.0 and invalid > _MAX_INVALID_SHARE * len(text):
         raise CorruptFileError(f"it is not valid {encoding} text")
     # NULs and stray BOMs carry no text; str.replace is ~50x faster than translate.
     text = _NEWLINES.sub("\n", text).replace("\x00", "").replace("\ufeff", "")
@@ -90,7 +91,7 @@ def extract_text(
         note=join_notes(
             f"No byte-order mark and not valid UTF-8: decoded as {encoding} "
             "(a best guess)."
-            if confidence < 1.0
+            if not unguessed
             else "",
             f"Bytes that are not valid {encoding.removesuffix('-sig').upper()} "
             f"were replaced by � ({invalid:,})."
@@ -189,6 +190,18 @@ def decode(data: bytes, declared: str | None = None) -> str:
         # the label is wrong. A damaged byte or two in real UTF-8 stays as it is.
         text = data.decode(detect_encoding(data)[0], errors="replace")
     return text
+
+
+def _whole_characters(data: bytes) -> bytes:
+    """``data`` without a UTF-8 character its end cut in two (a lead byte, and fewer
+    continuation bytes than it announces)."""
+    start = len(data) - 1
+    while start >= max(len(data) - 4, 0) and 0x80 <= data[start] < 0xC0:
+        start -= 1
+    if start < 0 or data[start] < 0xC0:
+        return data
+    length = 2 if data[start] < 0xE0 else 3 if data[start] < 0xF0 else 4
+    return data[:start] if len(data) - start < length else data
 
 
 def _mostly_utf8(data: bytes) -> bool:

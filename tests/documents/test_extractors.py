@@ -815,6 +815,27 @@ def test_a_stray_byte_after_a_bom_costs_that_byte_not_the_file(
     assert "not valid UTF-8 were replaced by � (1)" in result.note
 
 
+def test_utf8_cut_in_a_character_by_the_read_limit_is_still_utf8(
+    tmp_path: Path,
+) -> None:
+    # Past the read window (4 bytes a character of the text limit), the window's
+    # last character was cut in two, the text taken for cp1252: "Ã©Ã©".
+    path = tmp_path / "journal.txt"
+    path.write_bytes(b"x" + "é".encode() * 3000)
+    result = extract(path, max_chars=1000)
+    assert result.text == "x" + "é" * 999
+    assert "best guess" not in result.note and "replaced" not in result.note
+
+
+def test_a_stray_byte_in_utf8_is_said_to_be_replaced(tmp_path: Path) -> None:
+    # The note said "not valid UTF-8: decoded as utf-8", and not what was done.
+    path = tmp_path / "names.txt"
+    path.write_bytes("Zoë, José, Łódź, Ærø, Ñandú, Øre\n".encode() * 5 + b"Caf\xe9\n")
+    result = extract(path)
+    assert result.text.endswith("Caf\ufffd\n")
+    assert result.note == "Bytes that are not valid UTF-8 were replaced by � (1)."
+
+
 def test_random_bytes_are_unsupported(tmp_path: Path) -> None:
     path = tmp_path / "noise.txt"
     path.write_bytes(random.Random(2).randbytes(10_000))
