@@ -371,4 +371,8 @@ def named_format(
         if plain and prefix is not None and not detected.surely_matches(prefix):
             return claimed
         return detected
+    if detected in IMAGES and claimed in IMAGES:
+        # A picture is a picture to OCR: a WebP saved as ".jpg" (browsers keep the
+        # address's name), a JPEG renamed ".png".
+        return detected
     return None

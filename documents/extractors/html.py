@@ -15,9 +15,11 @@ from .base import (
 )
 from .text import codec_for_label, decode
 
+# Never shown, or shown beside the text it glosses (ruby's readings, <rt>: "漢kan字ji"
+# would hide 漢字 from search).
 _INVISIBLE = (
     "script", "style", "noscript", "template", "svg", "head", "datalist", "iframe",
-    "noembed", "noframes", "rp",
+    "noembed", "noframes", "rp", "rt",
 )  # fmt: skip
 # Hidden as browsers hide it without a style sheet: the hidden attribute (but for
 # "until-found", which find-in-page shows), a closed <dialog>, an inline style.
@@ -109,7 +111,8 @@ def html_lines(markup: bytes | str) -> tuple[list[str], str]:
         elif tag in _CELLS:
             element.tail = " " + (element.tail or "")
     # Text is never longer than the markup, so this list is bounded by the file.
-    for line in root.text_content().split("\n"):
+    # A soft hyphen (&shy;) shows only where a line breaks: not inside the word.
+    for line in root.text_content().replace("\u00ad", "").split("\n"):
         line = _SPACES.sub(" ", line).strip()
         if line:
             lines.append(line)

@@ -137,6 +137,19 @@ def test_a_name_promising_another_kind_of_file_is_a_mismatch() -> None:
     pdf = by_extension("x.pdf")
     assert named_format(pdf, "report.docx") is None
     assert named_format(by_extension("x.txt"), "report.pdf") is None
+    assert named_format(by_extension("x.png"), "scan.pdf") is None
+
+
+@pytest.mark.parametrize(
+    ("detected", "name"), [("x.webp", "photo.jpg"), ("x.jpg", "scan.png")]
+)
+def test_a_picture_named_as_another_kind_of_picture_is_read_as_it_is(
+    detected: str, name: str
+) -> None:
+    # A WebP a browser saved under the address's ".jpg" was refused at upload,
+    # though both are read by OCR alike.
+    picture = by_extension(detected)
+    assert named_format(picture, name) == picture
 
 
 @pytest.mark.parametrize(

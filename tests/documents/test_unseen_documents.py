@@ -136,6 +136,18 @@ def test_html_text_a_browser_hides_is_not_read(tmp_path: Path) -> None:
     ]
 
 
+def test_html_soft_hyphens_and_ruby_readings_leave_words_whole(tmp_path: Path) -> None:
+    # "infor&shy;mation" kept U+00AD inside the word, and ruby's readings were run
+    # into the words they gloss ("漢kan字ji"): neither word could be found.
+    page = (
+        "<html><body><p>infor&shy;mation</p>"
+        "<p><ruby>漢<rp>(</rp><rt>kan</rt><rp>)</rp>字<rt>ji</rt></ruby></p>"
+        "</body></html>"
+    )
+    text = extract(write(tmp_path, "page.html", page.encode())).text
+    assert text.split("\n") == ["information", "漢字"]
+
+
 def test_html_too_deep_to_parse_says_so(tmp_path: Path) -> None:
     page = b"<html><body><p>Top.</p>" + b"<div>" * 5000 + b"Deep" + b"</div>" * 5000
     result = extract(write(tmp_path, "deep.html", page + b"</body></html>"))
