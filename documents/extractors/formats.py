@@ -240,6 +240,61 @@ IMAGES = (
            other_mime_types=("image/x-ms-bmp",)),
 )  # fmt: skip
 
+
+# Abbreviations said letter by letter take "an" before these letters: an HTML, an RTF.
+_VOWEL_SOUNDING_LETTERS = "AEFHILMNORSX"
+
+
+def with_article(noun: str) -> str:
+    """The noun after "a" or "an" as it is said: "a PDF", "an HTML", "an Excel (XLSX)",
+    "an OpenDocument text (ODT)", "an E-mail (EML)", "a Word (DOCX)"."""
+    word = noun.split(maxsplit=1)[0] if noun.strip() else ""
+    if len(word) > 1 and word.isupper():  # PDF, RTF, HTML, CSV: letter by letter
+        vowel = word[0] in _VOWEL_SOUNDING_LETTERS
+    else:
+        vowel = word[:1].lower() in "aeio" or (
+            word[:1].lower() == "u" and not word.lower().startswith(("uni", "us"))
+        )
+    return f"{'an' if vowel else 'a'} {noun}"
+
+
+def _refused_picture(
+    key: str, label: str, mime: str, extensions: tuple[str, ...], **kw
+) -> Format:
+    """A picture format OCR does not read: told apart, and refused with advice."""
+    return Format(
+        key=key,
+        label=label,
+        mime_type=mime,
+        extensions=extensions,
+        refusal=(
+            f"This is {with_article(label)}, which cannot be read; save it as JPEG or "
+            "PNG (or print it to PDF) and upload that."
+        ),
+        **kw,
+    )
+
+
+def _iso_brand(*brands: bytes) -> Callable[[bytes], bool]:
+    """An ISO media file (HEIF, AVIF) of one of these major brands."""
+    return lambda prefix: prefix[4:8] == b"ftyp" and prefix[8:12] in brands
+
+
+# Told apart so that the refusal says what the file is and what to do.
+REFUSED_PICTURES = (
+    _refused_picture("heic", "HEIC photo", "image/heic", (".heic", ".heif"),
+                     sniff=_iso_brand(b"heic", b"heix", b"hevc", b"heim", b"heis",
+                                      b"hevm", b"hevs", b"mif1", b"msf1")),
+    _refused_picture("avif", "AVIF image", "image/avif", (".avif",),
+                     sniff=_iso_brand(b"avif", b"avis")),
+    _refused_picture("gif", "GIF image", "image/gif", (".gif",),
+                     signatures=(b"GIF87a", b"GIF89a")),
+    _refused_picture("psd", "Photoshop (PSD) image", "image/vnd.adobe.photoshop",
+                     (".psd",), signatures=(b"8BPS",)),
+    _refused_picture("jp2", "JPEG 2000 image", "image/jp2", (".jp2", ".j2k", ".jpx"),
+                     signatures=(b"\x00\x00\x00\x0cjP  \r\n\x87\n", b"\xffO\xffQ")),
+)  # fmt: skip
+
 # In detection order: the first format whose bytes match wins; textual formats are
 # tried only on text, and text that matches none of them is TEXT.
 FORMATS: tuple[Format, ...] = (
@@ -255,6 +310,7 @@ FORMATS: tuple[Format, ...] = (
     MARKDOWN,
     CSV,
     *IMAGES,
+    *REFUSED_PICTURES,
     _legacy("doc", "Word 97-2003 (DOC)", "application/msword", ("WordDocument",),
             "Word", "a Word Document (DOCX)"),
     _legacy("xls", "Excel 97-2003 (XLS)", "application/vnd.ms-excel",
@@ -306,23 +362,6 @@ def by_extension(filename: str) -> Format | None:
     return _BY_EXTENSION.get(f".{extension.lower()}") if dot else None
 
 
-# Abbreviations said letter by letter take "an" before these letters: an HTML, an RTF.
-_VOWEL_SOUNDING_LETTERS = "AEFHILMNORSX"
-
-
-def with_article(noun: str) -> str:
-    """The noun after "a" or "an" as it is said: "a PDF", "an HTML", "an Excel (XLSX)",
-    "an OpenDocument text (ODT)", "an E-mail (EML)", "a Word (DOCX)"."""
-    word = noun.split(maxsplit=1)[0] if noun.strip() else ""
-    if len(word) > 1 and word.isupper():  # PDF, RTF, HTML, CSV: letter by letter
-        vowel = word[0] in _VOWEL_SOUNDING_LETTERS
-    else:
-        vowel = word[:1].lower() in "aeio" or (
-            word[:1].lower() == "u" and not word.lower().startswith(("uni", "us"))
-        )
-    return f"{'an' if vowel else 'a'} {noun}"
-
-
 def label_for(mime_type: str | None) -> str:
     """A person's name for a MIME type ("Word (DOCX)"), never the raw string."""
     fmt = by_mime_type(mime_type)
@@ -371,7 +410,7 @@ def named_format(
         if plain and prefix is not None and not detected.surely_matches(prefix):
             return claimed
         return detected
-    if detected in IMAGES and claimed in IMAGES:
+    if detected in IMAGES and claimed in (*IMAGES, *REFUSED_PICTURES):
         # A picture is a picture to OCR: a WebP saved as ".jpg" (browsers keep the
         # address's name), a JPEG renamed ".png".
         return detected

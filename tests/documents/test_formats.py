@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import io
+import re
 import zipfile
 from pathlib import Path
 
@@ -138,6 +139,25 @@ def test_a_name_promising_another_kind_of_file_is_a_mismatch() -> None:
     assert named_format(pdf, "report.docx") is None
     assert named_format(by_extension("x.txt"), "report.pdf") is None
     assert named_format(by_extension("x.png"), "scan.pdf") is None
+
+
+@pytest.mark.parametrize(
+    ("name", "head", "said"),
+    [
+        ("IMG_0001.heic", b"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00", "an HEIC photo"),
+        ("photo.avif", b"\x00\x00\x00\x1cftypavif\x00\x00\x00\x00", "an AVIF image"),
+        ("design.psd", b"8BPS\x00\x01" + bytes(20), "a Photoshop (PSD) image"),
+        ("scan.gif", b"GIF89a" + bytes(20), "a GIF image"),
+    ],
+)
+def test_pictures_ocr_cannot_read_are_refused_saying_what_they_are(
+    tmp_path: Path, name: str, head: bytes, said: str
+) -> None:
+    # They were refused with the list of every format read, not what they are.
+    path = tmp_path / name
+    path.write_bytes(head + bytes(200))
+    with pytest.raises(UnsupportedFileError, match=rf"This is {re.escape(said)}.*JPEG"):
+        extract(path)
 
 
 @pytest.mark.parametrize(
