@@ -48,12 +48,20 @@ from documents.services import (
 )
 from jobqueue.models import Status
 
+# When a caller over USER_MAX_ACTIVE_JOBS may try again: by then some will have run.
+ACTIVE_JOBS_RETRY_SECONDS = 60
+
 
 class TooManyActiveJobs(APIException):
     """429: the user already has ``USER_MAX_ACTIVE_JOBS`` jobs waiting or running."""
 
     status_code = status.HTTP_429_TOO_MANY_REQUESTS
     default_code = "too_many_active_jobs"
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        # DRF sends Retry-After for a Throttled; a job takes about this long.
+        self.wait = ACTIVE_JOBS_RETRY_SECONDS
 
 
 class AlreadyQueued(APIException):

@@ -30,14 +30,21 @@ def cron(request: HttpRequest) -> HttpResponse:
         return HttpResponseNotAllowed(["POST"])
     scheme, _, given = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not given:
-        response = JsonResponse(
-            {"error": "Send Authorization: Bearer <CRON_TOKEN>."}, status=401
+        response = _error(
+            401, "not_authenticated", "Send Authorization: Bearer <CRON_TOKEN>."
         )
         response["WWW-Authenticate"] = 'Bearer realm="cron"'
         return response
     if not hmac.compare_digest(given.encode(), expected.encode()):
-        return JsonResponse({"error": "That cron token is not valid."}, status=403)
+        return _error(403, "permission_denied", "That cron token is not valid.")
     # Read first: the drain ends by closing this thread's connection.
     paused = QueueControl.is_paused()
     counts = process_document_queue(time_budget=settings.CRON_BUDGET_SECONDS)
     return JsonResponse({**counts, "paused": paused})
+
+
+def _error(status: int, code: str, message: str) -> JsonResponse:
+    """The error shape of the site's machine endpoints (its 405 and the API's)."""
+    return JsonResponse(
+        {"error": {"code": code, "message": message, "fields": {}}}, status=status
+    )

@@ -653,8 +653,13 @@ def test_cron_token(world, header, status):
             "failed": 0,
             "paused": False,
         }
-    else:
-        assert "error" in response.json()
+    else:  # in the error shape of the API and the site's 405s
+        error = response.json()["error"]
+        assert set(error) == {"code", "message", "fields"}
+        assert (
+            error["code"]
+            == {401: "not_authenticated", 403: "permission_denied"}[status]
+        )
 
 
 @pytest.mark.django_db

@@ -143,6 +143,7 @@ def test_rate_and_active_job_limits_are_429(api, settings):
     settings.USER_MAX_ACTIVE_JOBS = 0
     response = api.post(API_URL, {"file": text_file()})
     assert_error(response, 429, "too_many_active_jobs")
+    assert int(response["Retry-After"]) > 0  # as the rate limit's 429 says
 
     settings.REST_FRAMEWORK = {
         **settings.REST_FRAMEWORK,
