@@ -13,7 +13,10 @@ module renders them. Django's own 404 and 500 pages also come here for API paths
 
 from __future__ import annotations
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.template.defaultfilters import filesizeformat
 from django.views import csrf, defaults
 from rest_framework import exceptions, status
 from rest_framework.renderers import JSONRenderer
@@ -107,6 +110,14 @@ DJANGO_ERRORS = {
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     """``handler400``: JSON for API paths, Django's page for everything else."""
     if request.path.startswith(API_PREFIX):
+        if isinstance(exception, RequestDataTooBig):  # a JSON or form body, no file
+            return error_response(
+                status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+                "too_large",
+                "The request body is over "
+                f"{filesizeformat(settings.DATA_UPLOAD_MAX_MEMORY_SIZE)}; files go in "
+                "a multipart upload.",
+            )
         return error_response(400, *DJANGO_ERRORS[400])
     return defaults.bad_request(request, exception)
 

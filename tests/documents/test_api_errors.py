@@ -100,6 +100,15 @@ def test_unsupported_body_is_415_and_malformed_json_400(api):
     assert_error(response, 400, "parse_error")
 
 
+def test_a_body_over_the_memory_limit_is_413_not_400(api, settings):
+    # Django refuses it as a suspicious request: "could not be understood".
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    body = '{"title": "' + "x" * 2000 + '"}'
+    response = api.post(API_URL, body, content_type="application/json")
+    error = assert_error(response, 413, "too_large")
+    assert "1000" in error["message"] or "KB" in error["message"]
+
+
 def test_invalid_fields_are_listed_by_name(api):
     error = assert_error(api.post(API_URL, {}), 400, "invalid")
     assert list(error["fields"]) == ["file"]
