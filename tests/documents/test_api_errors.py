@@ -7,6 +7,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from documents.models import Document
+from documents.tokens import create_token
 from jobqueue.models import QueueItem
 
 pytestmark = pytest.mark.django_db
@@ -137,9 +138,20 @@ def test_session_post_without_csrf_is_403(user):
         client.post(API_URL, {"file": text_file()}), 403, "permission_denied"
     )
     assert "CSRF" in error["message"]
-    # Outside DRF's views too (Django's CSRF middleware refuses it first).
-    error = assert_error(client.post("/api/no-such-thing/"), 403, "permission_denied")
-    assert "CSRF" in error["message"]
+    # An address that is no endpoint changes nothing: 404, also for a script with a
+    # token (it was told to mind its CSRF token).
+    assert_error(client.post("/api/no-such-thing/"), 404, "not_found")
+
+
+@pytest.mark.parametrize("method", ["post", "put", "patch", "delete"])
+def test_a_write_to_an_address_that_is_no_endpoint_is_404(user, method):
+    # A script with a token and a typo in its path was told to mind its CSRF token.
+    client = Client(enforce_csrf_checks=True)
+    key = create_token(user)[1]
+    response = getattr(client, method)(
+        "/api/documents/abc/", HTTP_AUTHORIZATION=f"Token {key}"
+    )
+    assert_error(response, 404, "not_found")
 
 
 def test_duplicate_upload_is_409(api):
