@@ -8,6 +8,7 @@ import hashlib
 import logging
 import re
 
+from django.contrib.auth import get_user_model
 from django.core.files import File
 from django.core.files.storage import Storage
 from django.db import DatabaseError, IntegrityError, transaction
@@ -83,7 +84,7 @@ def document_create(
     Raises ``UploadRefused`` (or a subclass) when the failure is one to tell the user.
     """
     sha256 = file_sha256(upload.file)
-    if not allow_duplicate:
+    if not allow_duplicate:  # before the file is stored: the usual case is cheap
         _refuse_duplicate(owner=owner, upload=upload, sha256=sha256)
     document = Document(
         owner=owner,
@@ -101,6 +102,13 @@ def document_create(
             name, upload.file, max_length=field.max_length
         )
         with transaction.atomic():
+            if not allow_duplicate:
+                # Again, with the owner's uploads taking turns (the owner's row
+                # locked on PostgreSQL; SQLite's writers take turns from BEGIN):
+                # two copies sent at once (a double click, a client's retry)
+                # both passed the look above.
+                get_user_model().objects.select_for_update().only("pk").get(pk=owner.pk)
+                _refuse_duplicate(owner=owner, upload=upload, sha256=sha256)
             document.save()
             queue = DocumentQueueService()
             if queue.enqueue(document.pk, Operation.EXTRACT, priority) is None:

@@ -78,6 +78,25 @@ CHILD = textwrap.dedent(
                 result["values"] = queue.enqueue_batch(args["ids"])
             except Exception as exc:
                 result["errors"].append(f"{type(exc).__name__}: {exc}")
+        elif mode == "upload":
+            from django.contrib.auth import get_user_model
+            from django.core.files.uploadedfile import SimpleUploadedFile
+
+            from documents.services import DuplicateUpload, document_create
+            from documents.uploads import CheckedUpload
+
+            upload = CheckedUpload(
+                file=SimpleUploadedFile("same.txt", args["content"].encode()),
+                filename="same.txt",
+                mime_type="text/plain",
+            )
+            owner = get_user_model().objects.get(pk=args["owner"])
+            try:
+                result["values"].append(document_create(owner=owner, upload=upload).pk)
+            except DuplicateUpload:
+                result["values"].append("duplicate")
+            except Exception as exc:
+                result["errors"].append(f"{type(exc).__name__}: {exc}")
     finally:
         connection.close()
     print(json.dumps(result))
@@ -252,6 +271,17 @@ def test_two_processes_batch_enqueueing_the_same_documents_split_them(user, race
     active = set(QueueItem.objects.active().values_list("pk", flat=True))
     assert first | second == active
     assert len(active) == QueueItem.objects.count() == 100
+
+
+def test_the_same_file_uploaded_four_times_at_once_is_kept_once(user, race):
+    # The duplicate check read, then wrote: a double click or a client's retry kept
+    # two to seven copies of eight.
+    content = "the same minutes, sent four times at once\n"
+    results = race("upload", 4, owner=user.pk, content=content)
+    assert [r["errors"] for r in results] == [[]] * 4
+    outcomes = Counter(r["values"][0] == "duplicate" for r in results)
+    assert outcomes == {True: 3, False: 1}
+    assert Document.objects.filter(owner=user).count() == 1
 
 
 @pytest.mark.skipif(
