@@ -53,8 +53,24 @@ NAME_MATCH_BONUS = 1000.0
 # markup; highlights are turned into <mark> only after the snippet is escaped.
 MARK_START, MARK_END = "\ue000", "\ue001"
 _MARKED = re.compile(f"{MARK_START}(.*?){MARK_END}", re.DOTALL)
-# Letters and digits; everything else separates words, as in FTS5's unicode61.
-_WORD = re.compile(r"[^\W_]+")
+
+
+def _combining_marks() -> str:
+    """The combining marks of the Basic Multilingual Plane, as a character class's
+    ranges (the vowel signs of Hindi, Thai or Tamil, Arabic and Hebrew points)."""
+    ranges: list[tuple[int, int]] = []
+    for code in range(0x300, 0x10000):
+        if unicodedata.category(chr(code))[0] == "M":
+            if ranges and ranges[-1][1] == code - 1:
+                ranges[-1] = (ranges[-1][0], code)
+            else:
+                ranges.append((code, code))
+    return "".join(f"{chr(first)}-{chr(last)}" for first, last in ranges)
+
+
+# Letters and digits with their combining marks; everything else separates words, as
+# in FTS5's unicode61 and PostgreSQL's parser ("नमस्ते" is one word, not "नमस" "त").
+_WORD = re.compile(rf"[^\W_](?:[^\W_]|[{_combining_marks()}])*")
 _TOKEN = re.compile(r'(-?)"([^"]*)"?(\*?)|(\S+)')
 
 

@@ -257,6 +257,24 @@ def test_search_is_case_insensitive_and_handles_accents(user, library):
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("word", "text"),
+    [
+        ("नमस्ते", "नमस्ते दुनिया, यह एक परीक्षण है।"),  # Hindi's vowel signs
+        ("வணக்கம்", "வணக்கம் உலகம்"),  # Tamil's
+        ("كِتَابٌ", "هذا كِتَابٌ جميل"),  # Arabic with its vowels
+        ("שָׁלוֹם", "שָׁלוֹם עֲלֵיכֶם"),  # Hebrew with niqqud
+    ],
+)
+def test_words_with_combining_marks_are_found_and_marked_whole(user, word, text):
+    # The query was cut at each mark ("नमस" "त"): PostgreSQL, whose index holds the
+    # whole word, found nothing, and the highlight marked fragments.
+    make_text_document(user, "marks.txt", text)
+    (hit,) = search_documents(user, word)
+    assert f"<mark>{word}</mark>" in hit.snippet_html
+
+
+@pytest.mark.django_db
 def test_snippet_highlights_the_matched_words(user, library):
     (hit,) = search_documents(user, "consulting")
     assert "<mark>consulting</mark>" in hit.snippet_html
