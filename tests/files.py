@@ -267,3 +267,25 @@ def bomb_png_bytes(side: int = 10_000) -> bytes:
         + chunk(b"IDAT", rows)
         + chunk(b"IEND", b"")
     )
+
+
+def hand_made_pdf(objects: dict[int, bytes]) -> bytes:
+    """A PDF of the given numbered objects (1 is the catalog; numbers may skip),
+    with its xref."""
+    out = bytearray(b"%PDF-1.7\n")
+    offsets = {}
+    for number in sorted(objects):
+        offsets[number] = len(out)
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, objects[number])
+    size = max(objects) + 1
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % size
+    out += b"".join(
+        b"%010d 00000 n \n" % offsets[n] if n in offsets else b"0000000000 65535 f \n"
+        for n in range(1, size)
+    )
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        size,
+        xref,
+    )
+    return bytes(out)

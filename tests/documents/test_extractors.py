@@ -32,7 +32,7 @@ from documents.extractors import text as text_extractor
 from documents.extractors.child import extract_in_child
 from jobqueue.child import JobFailed
 from tests.corpus import contains_snippet, manifest_params, require_corpus
-from tests.files import with_doctype, with_member, xlsx_bytes
+from tests.files import hand_made_pdf, with_doctype, with_member, xlsx_bytes
 
 ENGINES = ["auto", "pdfium", "pdfplumber"]
 PDF, DOCX, TEXT = (f.mime_type for f in (formats.PDF, formats.DOCX, formats.TEXT))
@@ -438,28 +438,6 @@ def test_auto_adds_annotation_text_that_pdfium_alone_misses(tmp_path: Path) -> N
         "Reviewer comment"
         not in extract(tmp_path / "annotated.pdf", pdf_engine="pdfium").text
     )
-
-
-def hand_made_pdf(objects: dict[int, bytes]) -> bytes:
-    """A PDF of the given numbered objects (1 is the catalog; numbers may skip),
-    with its xref."""
-    out = bytearray(b"%PDF-1.7\n")
-    offsets = {}
-    for number in sorted(objects):
-        offsets[number] = len(out)
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, objects[number])
-    size = max(objects) + 1
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % size
-    out += b"".join(
-        b"%010d 00000 n \n" % offsets[n] if n in offsets else b"0000000000 65535 f \n"
-        for n in range(1, size)
-    )
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        size,
-        xref,
-    )
-    return bytes(out)
 
 
 def page_with_annotations(annotations: list[bytes], catalog: bytes = b"") -> bytes:

@@ -23,7 +23,13 @@ from documents.extractors import (
     extract,
 )
 from documents.extractors.text import detect_encoding
-from tests.files import image_bytes, ole_bytes, scan_pdf_bytes, text_image
+from tests.files import (
+    hand_made_pdf,
+    image_bytes,
+    ole_bytes,
+    scan_pdf_bytes,
+    text_image,
+)
 
 
 def write(tmp_path: Path, name: str, content: bytes) -> Path:
@@ -261,27 +267,16 @@ def shaped_rtl_pdf(lines: list[str], angle: int = 0) -> bytes:
                 f"{cos} {sin} {-sin} {cos} {x} {y} Tm (x) Tj EMC"
             )
     content = "\n".join([*ops, "EMC ET"]).encode()
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
-        b"/Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
-    ]
-    out = bytearray(b"%PDF-1.7\n")
-    offsets = []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer << /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1,
-        xref,
+    return hand_made_pdf(
+        {
+            1: b"<< /Type /Catalog /Pages 2 0 R >>",
+            2: b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            3: b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            b"/Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
+            4: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+            5: b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
+        }
     )
-    return bytes(out)
 
 
 @pytest.mark.parametrize("angle", [0, 90, 270])
