@@ -297,6 +297,16 @@ def test_snippet_is_html_safe(user):
 
 
 @pytest.mark.django_db
+def test_search_page_names_a_document_by_its_title_as_the_list_does(user_client, user):
+    # It showed the file name where the list and the page show the owner's title.
+    make_text_document(user, "scan0042.txt", "the lease ends", title="Flat lease")
+    response = user_client.get(reverse("documents:search"), {"q": "lease"})
+    hits = response.content.decode().split('class="hit__title"')[1]
+    assert hits.split("</a>")[0].endswith(">Flat lease")
+    assert "scan0042.txt" in hits
+
+
+@pytest.mark.django_db
 def test_search_page_escapes_text_and_file_name(user_client, user):
     make_text_document(
         user, "<img src=x onerror=alert(1)>.txt", "<script>pwn()</script> secret"
