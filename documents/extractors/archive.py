@@ -3,7 +3,9 @@ before a library unpacks them."""
 
 from __future__ import annotations
 
+import codecs
 import os
+import re
 import zipfile
 import zlib
 from collections.abc import Iterator
@@ -15,13 +17,19 @@ from .base import (
     UnsupportedFileError,
     short_reason,
 )
-from .detect import detect_format
+from .detect import MEMBER_ERRORS, detect_format
 from .formats import with_article
 
 MAX_UNCOMPRESSED_BYTES = 200 * 1024 * 1024
 MAX_RATIO = 100  # deflate rarely beats ~20x on real XML; bombs reach 1000x+
 _RATIO_CHECK_ABOVE = 20 * 1024 * 1024  # tiny files may compress absurdly well
 _MB = 1024 * 1024
+# Office Open XML saved as Strict: every namespace under this one.
+_STRICT_NS = b"http://purl.oclc.org/ooxml/"
+_ROOT_BYTES = 4096  # a part's root element, with its namespaces
+# The XML prolog, up to a DOCTYPE: Office never writes one, entity bombs do.
+_DOCTYPE = re.compile(rb"(?:\s|<\?.*?\?>|<!--.*?-->)*<!DOCTYPE", re.DOTALL)
+_PROLOG_BYTES = 64 * 1024
 
 
 @contextmanager
@@ -81,3 +89,42 @@ def check_zip(path: str | os.PathLike[str], kind: str, member: str) -> None:
     """Refuse a broken archive or a zip bomb before a library opens it."""
     with checked_zip(path, kind, member):
         pass
+
+
+def strict_ooxml(archive: zipfile.ZipFile, *parts: str) -> bool:
+    """Whether an Office package is saved as Strict Open XML, which the libraries
+    read as an empty or broken file: its relationships, or the root element of one
+    of ``parts``, name Strict's namespaces."""
+    names = set(archive.namelist())
+    if "_rels/.rels" in names and _STRICT_NS in archive.read("_rels/.rels"):
+        return True
+    for part in parts:
+        if part in names:
+            with archive.open(part) as member:
+                if _STRICT_NS in member.read(_ROOT_BYTES):
+                    return True
+    return False
+
+
+def strict_refusal(app: str, regular: str) -> UnsupportedFileError:
+    """The refusal of a Strict Open XML file of ``app`` ("Word"), saying to save it
+    as ``regular`` ("Word Document (.docx)")."""
+    return UnsupportedFileError(
+        f"This {app} file is saved as 'Strict Open XML', which is not supported; "
+        f"save it again as a regular {regular}."
+    )
+
+
+def declares_dtd(archive: zipfile.ZipFile, name: str) -> bool:
+    """True when an XML part opens with a DOCTYPE (after its declaration, comments
+    and processing instructions)."""
+    if not name.lower().endswith((".xml", ".rels")):
+        return False
+    try:
+        with archive.open(name) as member:
+            head = member.read(_PROLOG_BYTES)
+    except MEMBER_ERRORS:
+        return False  # damage the library reports in its turn
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        head = head.decode("utf-16", "ignore").encode()
+    return bool(_DOCTYPE.match(head.removeprefix(codecs.BOM_UTF8)))

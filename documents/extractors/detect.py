@@ -23,7 +23,7 @@ _MAIN_RELATIONSHIPS = (  # transitional and Strict Open XML
 )
 # What reading one member of an archive may raise: damage, an unknown compression
 # method, a password.
-_MEMBER_ERRORS = (
+MEMBER_ERRORS = (
     zipfile.BadZipFile,
     zlib.error,
     OSError,
@@ -199,7 +199,7 @@ def _package_index(archive: zipfile.ZipFile, member: str) -> Any:
         if len(data) > _MAX_PACKAGE_INDEX_BYTES:
             return None
         return parse_xml(data)
-    except (KeyError, etree.XMLSyntaxError, *_MEMBER_ERRORS):
+    except (KeyError, etree.XMLSyntaxError, *MEMBER_ERRORS):
         return None
 
 

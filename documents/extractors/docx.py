@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import codecs
 import os
 import re
 import zipfile
-import zlib
 from email import policy
 from email.parser import BytesParser
 from itertools import chain, islice
 from typing import TYPE_CHECKING, Any
 
-from .archive import checked_zip
+from .archive import checked_zip, declares_dtd, strict_ooxml, strict_refusal
 from .base import (
     DTD_REASON,
     CorruptFileError,
@@ -47,7 +45,6 @@ _R_ID = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id
 _FALLBACK = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
 # Text moved with tracked changes on stays at its old place, struck out.
 _MOVED_AWAY = f"{_W}moveFrom"
-_STRICT_NS = b"http://purl.oclc.org/ooxml/"
 _RPR, _VAL = f"{_W}rPr", f"{_W}val"
 _HIDING = (f"{_W}vanish", f"{_W}specVanish")  # Font > Hidden
 _OFF = frozenset({"0", "false", "off"})
@@ -64,9 +61,6 @@ _SYMBOL_FONT = {
     0xC8: "∪", 0xCE: "∈", 0xD6: "√", 0xD8: "¬", 0xDE: "⇒", 0xE5: "∑", 0xF2: "∫",
     **dict.fromkeys((*range(0x7F, 0xA0), 0xF0, 0xFF), ""),
 }  # fmt: skip
-# The XML prolog, up to a DOCTYPE: Office never writes one, entity bombs do.
-_DOCTYPE = re.compile(rb"(?:\s|<\?.*?\?>|<!--.*?-->)*<!DOCTYPE", re.DOTALL)
-_PROLOG_BYTES = 64 * 1024
 
 
 def extract_docx(
@@ -104,14 +98,11 @@ def _check_archive(path: str | os.PathLike[str]) -> int | None:
     count."""
     with checked_zip(path, "Word (.docx)", _main_part(path)) as archive:
         names = set(archive.namelist())
-        rels = archive.read("_rels/.rels") if "_rels/.rels" in names else b""
+        strict = strict_ooxml(archive)
         app = archive.read("docProps/app.xml") if "docProps/app.xml" in names else b""
-        with_dtd = any(_declares_dtd(archive, name) for name in names)
-    if _STRICT_NS in rels:
-        raise UnsupportedFileError(
-            "This Word file is saved as 'Strict Open XML', which is not supported; "
-            "save it again as a regular Word Document (.docx)."
-        )
+        with_dtd = any(declares_dtd(archive, name) for name in names)
+    if strict:
+        raise strict_refusal("Word", "Word Document (.docx)")
     if with_dtd:
         # Refused before python-docx parses it, whose parser would report the
         # expansion of an entity bomb in libxml2's words.
@@ -128,28 +119,6 @@ def _main_part(path: str | os.PathLike[str]) -> str:
             return office_main_part(archive) or DOCX.zip_member
     except (zipfile.BadZipFile, OSError, EOFError, ValueError):
         return DOCX.zip_member
-
-
-def _declares_dtd(archive: zipfile.ZipFile, name: str) -> bool:
-    """True when an XML part opens with a DOCTYPE (after its declaration, comments
-    and processing instructions)."""
-    if not name.lower().endswith((".xml", ".rels")):
-        return False
-    try:
-        with archive.open(name) as member:
-            head = member.read(_PROLOG_BYTES)
-    except (
-        zipfile.BadZipFile,
-        zlib.error,
-        OSError,
-        EOFError,
-        NotImplementedError,
-        RuntimeError,
-    ):
-        return False  # damage python-docx reports in its turn
-    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        head = head.decode("utf-16", "ignore").encode()
-    return bool(_DOCTYPE.match(head.removeprefix(codecs.BOM_UTF8)))
 
 
 def _open_document(path: str | os.PathLike[str]) -> Any:

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import os
 import zipfile
-import zlib
 from collections.abc import Iterator
 from typing import Any
 
-from .archive import checked_zip
+from .archive import checked_zip, declares_dtd, strict_ooxml, strict_refusal
 from .base import (
     DTD_REASON,
     CorruptFileError,
@@ -22,6 +21,7 @@ from .base import (
     short_reason,
     unreadable,
 )
+from .detect import MEMBER_ERRORS
 
 _DGM = "{http://schemas.openxmlformats.org/drawingml/2006/diagram}"
 _A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
@@ -31,7 +31,6 @@ _DATA_REL = "{http://schemas.openxmlformats.org/officeDocument/2006/relationship
 _SHAPE_TREES = (f"{_P}spTree", f"{_P}grpSp")
 # python-pptx gives a line break (a:br, Shift+Enter) as a vertical tab.
 _VERTICAL_TAB = "\v"
-_STRICT_NS = b"http://purl.oclc.org/ooxml/"
 # The main part of a presentation, a macro-enabled one (.pptm), a show (.ppsx,
 # .ppsm) and a template (.potx, .potm): the same PresentationML, which
 # pptx.Presentation() opens only under the first two types. Macros are never run.
@@ -43,8 +42,6 @@ _MAIN_TYPES = (
     "application/vnd.openxmlformats-officedocument.presentationml.template.main+xml",
     "application/vnd.ms-powerpoint.template.macroEnabled.main+xml",
 )
-# A DOCTYPE comes before the root element, so near the start of its part.
-_PROLOG_BYTES = 64 * 1024
 
 
 def extract_pptx(
@@ -72,13 +69,8 @@ def extract_pptx(
 def _check_archive(path: str | os.PathLike[str]) -> None:
     """Refuse broken zips, zip bombs and Strict Open XML."""
     with checked_zip(path, "PowerPoint (.pptx)", "ppt/presentation.xml") as archive:
-        names = set(archive.namelist())
-        rels = archive.read("_rels/.rels") if "_rels/.rels" in names else b""
-    if _STRICT_NS in rels:
-        raise UnsupportedFileError(
-            "This PowerPoint file is saved as 'Strict Open XML', which is not "
-            "supported; save it again as a regular PowerPoint Presentation (.pptx)."
-        )
+        if strict_ooxml(archive):
+            raise strict_refusal("PowerPoint", "PowerPoint Presentation (.pptx)")
 
 
 def _open(path: str | os.PathLike[str]) -> Any:
@@ -114,14 +106,9 @@ def _declares_dtd(path: str | os.PathLike[str]) -> bool:
     """Whether an XML part of the package declares a DTD (Office XML never does)."""
     try:
         with zipfile.ZipFile(path) as archive:
-            for info in archive.infolist():
-                if info.filename.endswith((".xml", ".rels")):
-                    with archive.open(info) as part:
-                        if b"<!DOCTYPE" in part.read(_PROLOG_BYTES):
-                            return True
-    except (OSError, EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError):
-        pass  # the ZIP's own damage: the library's reason stands
-    return False
+            return any(declares_dtd(archive, name) for name in archive.namelist())
+    except MEMBER_ERRORS:
+        return False  # the ZIP's own damage: the library's reason stands
 
 
 def _lines(presentation: Any) -> Iterator[str]:

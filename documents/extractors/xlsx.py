@@ -8,17 +8,15 @@ import os
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-from .archive import checked_zip
+from .archive import checked_zip, strict_ooxml, strict_refusal
 from .base import (
     CorruptFileError,
     ExtractionResult,
     ExtractOptions,
     TextBuilder,
-    UnsupportedFileError,
     unreadable,
 )
 
-_STRICT_NS = b"http://purl.oclc.org/ooxml/"
 # Sheets Excel does not show; a very hidden one cannot be shown from its menus.
 _HIDDEN_STATES = ("hidden", "veryHidden")
 
@@ -60,15 +58,8 @@ def _check_archive(path: str | os.PathLike[str]) -> None:
     """Refuse broken zips, zip bombs and Strict OOXML, where openpyxl finds no sheet
     and the workbook would pass for an empty one."""
     with checked_zip(path, "Excel (.xlsx)", "xl/workbook.xml") as archive:
-        names = set(archive.namelist())
-        rels = archive.read("_rels/.rels") if "_rels/.rels" in names else b""
-        with archive.open("xl/workbook.xml") as workbook:
-            start = workbook.read(4096)  # the root element and its namespaces
-    if _STRICT_NS in rels or _STRICT_NS in start:
-        raise UnsupportedFileError(
-            "This Excel file is saved as 'Strict Open XML', which is not supported; "
-            "save it again as a regular Excel Workbook (.xlsx)."
-        )
+        if strict_ooxml(archive, "xl/workbook.xml"):
+            raise strict_refusal("Excel", "Excel Workbook (.xlsx)")
 
 
 def _open(fh: BinaryIO) -> Any:
