@@ -7,6 +7,7 @@ import io
 import struct
 import zipfile
 import zlib
+from collections.abc import Callable
 
 import docx
 from fpdf import FPDF
@@ -33,12 +34,7 @@ def docx_bytes(text: str = "Minutes of the meeting") -> bytes:
     document.add_paragraph(text)
     saved = io.BytesIO()
     document.save(saved)
-    out = io.BytesIO()
-    with zipfile.ZipFile(saved) as source, zipfile.ZipFile(out, "w") as target:
-        for info in source.infolist():
-            info.date_time = FIXED_TIME
-            target.writestr(info, source.read(info.filename))
-    return out.getvalue()
+    return _fixed_zip(saved.getvalue())
 
 
 def ole_bytes(*streams: str) -> bytes:
@@ -91,18 +87,54 @@ def _fixed_zip(data: bytes) -> bytes:
     return out.getvalue()
 
 
-def with_member(data: bytes, member: str, change) -> bytes:
-    """The same ZIP with one member's bytes passed through ``change``."""
+def rezipped(data: bytes, change: Callable[[str, bytes], tuple[str, bytes]]) -> bytes:
+    """The same ZIP with each member's name and bytes passed through ``change``."""
     out = io.BytesIO()
     with (
         zipfile.ZipFile(io.BytesIO(data)) as source,
         zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target,
     ):
         for info in source.infolist():
-            content = source.read(info.filename)
-            target.writestr(
-                info, change(content) if info.filename == member else content
-            )
+            info.filename, content = change(info.filename, source.read(info.filename))
+            target.writestr(info, content)
+    return out.getvalue()
+
+
+def with_member(data: bytes, member: str, change) -> bytes:
+    """The same ZIP with one member's bytes passed through ``change``."""
+    return rezipped(
+        data,
+        lambda name, content: (name, change(content) if name == member else content),
+    )
+
+
+def replaced_everywhere(data: bytes, pairs: list[tuple[bytes, bytes]]) -> bytes:
+    """The same ZIP with each (old, new) pair of bytes replaced in every member (a
+    package's namespaces, as Strict Open XML writes them)."""
+
+    def replace(name: str, content: bytes) -> tuple[str, bytes]:
+        for old, new in pairs:
+            content = content.replace(old, new)
+        return name, content
+
+    return rezipped(data, replace)
+
+
+def odt_package(content: str, styles: str = "", manifest: str = "") -> bytes:
+    """An ODT package of these content.xml, styles.xml and manifest (their whole
+    XML; the last two left out when empty), its mimetype first and stored."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as odt:
+        odt.writestr(
+            zipfile.ZipInfo("mimetype"),
+            "application/vnd.oasis.opendocument.text",
+            compress_type=zipfile.ZIP_STORED,
+        )
+        odt.writestr("content.xml", content)
+        if styles:
+            odt.writestr("styles.xml", styles)
+        if manifest:
+            odt.writestr("META-INF/manifest.xml", manifest)
     return out.getvalue()
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import io
 import re
 import struct
-import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,6 +25,7 @@ from documents.extractors import (
 from tests.files import (
     docx_bytes,
     pptx_bytes,
+    rezipped,
     with_doctype,
     with_member,
     xlsx_bytes,
@@ -56,24 +56,20 @@ def made_docx(build: Callable[[docx.document.Document], None]) -> bytes:
 def renamed(data: bytes, renames: dict[str, str], main_type: bytes = b"") -> bytes:
     """The same package with members renamed and the references to them changed, as
     Word Online saves it; `main_type` replaces the main part's content type."""
-    out = io.BytesIO()
-    with (
-        zipfile.ZipFile(io.BytesIO(data)) as source,
-        zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target,
-    ):
-        for info in source.infolist():
-            content = source.read(info.filename)
-            if info.filename in ("[Content_Types].xml", "_rels/.rels"):
-                for old, new in renames.items():
-                    content = content.replace(old.encode(), new.encode())
-                if main_type:
-                    content = re.sub(
-                        rb'(PartName="/word/document2.xml" ContentType=")[^"]+',
-                        rb"\1" + main_type,
-                        content,
-                    )
-            target.writestr(renames.get(info.filename, info.filename), content)
-    return out.getvalue()
+
+    def rename(name: str, content: bytes) -> tuple[str, bytes]:
+        if name in ("[Content_Types].xml", "_rels/.rels"):
+            for old, new in renames.items():
+                content = content.replace(old.encode(), new.encode())
+            if main_type:
+                content = re.sub(
+                    rb'(PartName="/word/document2.xml" ContentType=")[^"]+',
+                    rb"\1" + main_type,
+                    content,
+                )
+        return renames.get(name, name), content
+
+    return rezipped(data, rename)
 
 
 # --- 1. the main part named by the package's relationship ---------------------------------

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import io
-import zipfile
 from pathlib import Path
 
 from documents.extractors import extract
+from tests.files import odt_package
 
 _NS = (
     'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
@@ -19,26 +18,17 @@ _NS = (
 
 def write_odt(tmp_path: Path, content: str, styles: str = "") -> Path:
     """An ODT package of the given content.xml and styles.xml (their inner XML)."""
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as odt:
-        odt.writestr(
-            zipfile.ZipInfo("mimetype"),
-            "application/vnd.oasis.opendocument.text",
-            compress_type=zipfile.ZIP_STORED,
-        )
-        odt.writestr(
-            "content.xml",
+    path = tmp_path / "doc.odt"
+    path.write_bytes(
+        odt_package(
             '<?xml version="1.0" encoding="UTF-8"?>\n'
             f"<office:document-content {_NS}>{content}</office:document-content>",
+            '<?xml version="1.0" encoding="UTF-8"?>\n'
+            f"<office:document-styles {_NS}>{styles}</office:document-styles>"
+            if styles
+            else "",
         )
-        if styles:
-            odt.writestr(
-                "styles.xml",
-                '<?xml version="1.0" encoding="UTF-8"?>\n'
-                f"<office:document-styles {_NS}>{styles}</office:document-styles>",
-            )
-    path = tmp_path / "doc.odt"
-    path.write_bytes(out.getvalue())
+    )
     return path
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import re
-import zipfile
 from pathlib import Path
 
 import pptx
@@ -23,7 +22,7 @@ from documents.extractors import (
     classify,
     extract,
 )
-from tests.files import pptx_bytes, with_doctype, with_member
+from tests.files import pptx_bytes, replaced_everywhere, with_doctype, with_member
 
 _A = "http://schemas.openxmlformats.org/drawingml/2006/main"
 _P = "http://schemas.openxmlformats.org/presentationml/2006/main"
@@ -229,19 +228,9 @@ STRICT = [
 
 def test_strict_open_xml_is_refused_with_what_to_do(tmp_path: Path) -> None:
     # PowerPoint's "Strict Open XML Presentation": every namespace under purl.oclc.org.
-    source = pptx_bytes("Budget 2024", "Figures")
-    out = io.BytesIO()
-    with (
-        zipfile.ZipFile(io.BytesIO(source)) as archive,
-        zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as strict,
-    ):
-        for info in archive.infolist():
-            data = archive.read(info.filename)
-            for transitional, iso in STRICT:
-                data = data.replace(transitional, iso)
-            strict.writestr(info, data)
+    strict = replaced_everywhere(pptx_bytes("Budget 2024", "Figures"), STRICT)
     with pytest.raises(UnsupportedFileError) as info:
-        extract(write(tmp_path, "strict.pptx", out.getvalue()))
+        extract(write(tmp_path, "strict.pptx", strict))
     assert str(info.value) == (
         "This PowerPoint file is saved as 'Strict Open XML', which is not supported; "
         "save it again as a regular PowerPoint Presentation (.pptx)."

@@ -10,7 +10,7 @@ import openpyxl
 import pytest
 
 from documents.extractors import CorruptFileError, UnsupportedFileError, extract
-from tests.files import with_member, xlsx_bytes
+from tests.files import replaced_everywhere, with_member, xlsx_bytes
 
 
 def write(tmp_path: Path, content: bytes) -> Path:
@@ -32,17 +32,7 @@ def strict(data: bytes) -> bytes:
             b"http://purl.oclc.org/ooxml/officeDocument/relationships",
         ),
     ]
-    out = io.BytesIO()
-    with (
-        zipfile.ZipFile(io.BytesIO(data)) as source,
-        zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target,
-    ):
-        for info in source.infolist():
-            content = source.read(info.filename)
-            for old, new in pairs:
-                content = content.replace(old, new)
-            target.writestr(info, content)
-    return out.getvalue()
+    return replaced_everywhere(data, pairs)
 
 
 def test_a_strict_open_xml_workbook_is_refused_in_words(tmp_path: Path) -> None:

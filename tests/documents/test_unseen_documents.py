@@ -26,6 +26,7 @@ from documents.extractors.text import detect_encoding
 from tests.files import (
     hand_made_pdf,
     image_bytes,
+    odt_package,
     ole_bytes,
     scan_pdf_bytes,
     text_image,
@@ -521,18 +522,7 @@ def odt_with_body(body: str, styles: str = "") -> bytes:
         '<manifest:file-entry manifest:full-path="content.xml" '
         'manifest:media-type="text/xml"/></manifest:manifest>'
     )
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as odt:
-        odt.writestr(
-            zipfile.ZipInfo("mimetype"),
-            "application/vnd.oasis.opendocument.text",
-            compress_type=zipfile.ZIP_STORED,
-        )
-        odt.writestr("content.xml", content)
-        if styles:
-            odt.writestr("styles.xml", styles)
-        odt.writestr("META-INF/manifest.xml", manifest)
-    return out.getvalue()
+    return odt_package(content, styles, manifest)
 
 
 def test_odt_comment_without_a_date_does_not_fail_the_document(
