@@ -358,9 +358,10 @@ def _pdfium_page(doc: Any, index: int, *, auto: bool) -> tuple[_Page, bool]:
         return _Page(damaged=True), auto
     try:
         count = textpage.count_chars()
-        raw = _page_text(textpage, count)
+        plain = textpage.get_text_range(0, count)
+        raw = _page_text(textpage, plain, count)
         if _RTL.search(raw):
-            raw = _rtl_in_reading_order(textpage, raw, count)
+            raw = _rtl_in_reading_order(textpage, raw, plain, count)
         kinds = _object_kinds(page) if count == 0 else set()
         # PDFium marks a line-end hyphen as U+0002 (and drops the line break after
         # it): put both back, for hyphens.join_hyphenated to judge.
@@ -396,14 +397,14 @@ def _pdfium_page(doc: Any, index: int, *, auto: bool) -> tuple[_Page, bool]:
         page.close()
 
 
-def _page_text(textpage: Any, count: int) -> str:
-    """PDFium's text of the whole page. Its bounded text keeps Thai marks with their
+def _page_text(textpage: Any, plain: str, count: int) -> str:
+    """PDFium's text of the whole page, given its ``plain`` text (a character for
+    each index, generated ones included). Its bounded text keeps Thai marks with their
     letters and a superscript on its line, where the plain one breaks them apart;
     but it drops the line ends of turned text (a landscape page, a table or a margin
     note set sideways), gluing the last word of each line to the first of the next.
     Those line ends are taken from the plain text: the ones after turned letters."""
     bounded = textpage.get_text_bounded(*_EVERYWHERE)
-    plain = textpage.get_text_range(0, count)
     if (
         plain == bounded
         or len(plain) != count
@@ -433,7 +434,7 @@ def _turned(textpage: Any, index: int) -> bool:
     return angle >= 0 and abs(math.remainder(angle, math.tau)) > _LEVEL
 
 
-def _rtl_in_reading_order(textpage: Any, text: str, count: int) -> str:
+def _rtl_in_reading_order(textpage: Any, text: str, plain: str, count: int) -> str:
     """``text`` with every right-to-left word in reading order.
 
     A producer that shapes Arabic itself (Chrome's "Save as PDF") draws a word's
@@ -442,7 +443,7 @@ def _rtl_in_reading_order(textpage: Any, text: str, count: int) -> str:
     read along its baseline from right to left, so one laid out the other way is
     turned round, each combining mark (harakat, niqqud) kept after its letter.
     """
-    if len(text) != count or textpage.get_text_range(0, count) != text:
+    if len(text) != count or plain != text:
         return text  # characters and positions do not pair up: leave it as it is
     chars = list(text)
     start = 0
