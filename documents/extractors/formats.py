@@ -280,6 +280,17 @@ def _iso_brand(*brands: bytes) -> Callable[[bytes], bool]:
     return lambda prefix: prefix[4:8] == b"ftyp" and prefix[8:12] in brands
 
 
+def _looks_like_icon(prefix: bytes) -> bool:
+    """A Windows icon (type 1) or cursor (type 2): its header, then a directory
+    entry whose reserved byte is 0 and whose image starts after the directory
+    ("\\0\\0\\1\\0" alone starts other binary data too)."""
+    if len(prefix) < 22 or prefix[:4] not in (b"\x00\x00\x01\x00", b"\x00\x00\x02\x00"):
+        return False
+    count = int.from_bytes(prefix[4:6], "little")
+    offset = int.from_bytes(prefix[18:22], "little")
+    return count > 0 and prefix[9] == 0 and offset >= 6 + 16 * count
+
+
 # Told apart so that the refusal says what the file is and what to do.
 REFUSED_PICTURES = (
     _refused_picture("heic", "HEIC photo", "image/heic", (".heic", ".heif"),
@@ -293,6 +304,9 @@ REFUSED_PICTURES = (
                      (".psd",), signatures=(b"8BPS",)),
     _refused_picture("jp2", "JPEG 2000 image", "image/jp2", (".jp2", ".j2k", ".jpx"),
                      signatures=(b"\x00\x00\x00\x0cjP  \r\n\x87\n", b"\xffO\xffQ")),
+    _refused_picture("ico", "Windows icon (ICO)", "image/vnd.microsoft.icon",
+                     (".ico", ".cur"), sniff=_looks_like_icon,
+                     other_mime_types=("image/x-icon",)),
 )  # fmt: skip
 
 # In detection order: the first format whose bytes match wins; textual formats are

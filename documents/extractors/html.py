@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Any
 
 from .base import (
     CorruptFileError,
@@ -36,7 +37,27 @@ _BLOCKS = {
     "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header",
     "hgroup", "hr", "legend", "li", "main", "menu", "nav", "ol", "optgroup",
     "option", "p", "pre", "section", "summary", "table", "textarea", "tr", "ul",
+    "listing", "xmp", "plaintext",
 }  # fmt: skip
+# Shown as written, spaces and line breaks kept (<xmp> and <plaintext> even show
+# their markup as text), and so is text styled white-space: pre (or pre-wrap,
+# break-spaces); pre-line keeps only the line breaks.
+_PREFORMATTED = ("pre", "textarea", "listing", "xmp", "plaintext")
+_STYLED = (
+    "//*[re:test(@style, '(^|;)\\s*white-space(-collapse)?\\s*:\\s*"
+    "(pre|pre-wrap|pre-line|break-spaces|preserve|preserve-breaks)\\b', 'i')]"
+)
+# Kept whitespace travels through the collapsing below as noncharacters.
+_KEPT_SPACE, _KEPT_TAB, _KEPT_BREAK = "\ufdd0", "\ufdd1", "\ufdd2"
+_KEEP_SPACES = str.maketrans(
+    {" ": _KEPT_SPACE, "\u00a0": _KEPT_SPACE, "\f": _KEPT_SPACE, "\v": _KEPT_SPACE,
+     "\t": _KEPT_TAB, "\n": _KEPT_BREAK}
+)  # fmt: skip
+_KEEP_BREAKS = str.maketrans({"\n": _KEPT_BREAK})
+_AROUND_BREAK = re.compile(f" ?{_KEPT_BREAK} ?")
+_BREAKS_ONLY = re.compile(
+    r"white-space(-collapse)?\s*:\s*(pre-line|preserve-breaks)", re.I
+)
 _CELLS = {"td", "th"}  # a space between cells of a row
 _SPACES = re.compile(r"[ \t\r\f\v\u00a0]+")
 _DECLARED = re.compile(  # <meta charset=...>, http-equiv's charset=, <?xml encoding=
@@ -102,6 +123,7 @@ def html_lines(markup: bytes | str) -> tuple[list[str], str]:
     for element in [*root.iter(*_INVISIBLE), *hidden]:  # not while iterating the tree
         if element.getparent() is not None:  # not inside one dropped already
             element.drop_tree()
+    _keep_whitespace(root)
     for element in root.iter(etree.Element):
         tag = element.tag if isinstance(element.tag, str) else ""
         if tag in _BLOCKS:
@@ -114,9 +136,48 @@ def html_lines(markup: bytes | str) -> tuple[list[str], str]:
     # A soft hyphen (&shy;) shows only where a line breaks: not inside the word.
     for line in root.text_content().replace("\u00ad", "").split("\n"):
         line = _SPACES.sub(" ", line).strip()
-        if line:
+        if _KEPT_BREAK in line or _KEPT_SPACE in line or _KEPT_TAB in line:
+            lines += _kept_lines(line)
+        elif line:
             lines.append(line)
     return lines, note
+
+
+def _keep_whitespace(root: Any) -> None:
+    """Mark the whitespace a browser shows as written (in <pre> and its kin, and
+    where a style says so), so that collapsing the rest leaves it alone."""
+    styled = root.xpath(
+        _STYLED, namespaces={"re": "http://exslt.org/regular-expressions"}
+    )
+    # <pre> first: its leading line break is still a line break to drop.
+    for element in [*root.iter(*_PREFORMATTED), *styled]:
+        keep = _KEEP_SPACES
+        if element.tag not in _PREFORMATTED and _BREAKS_ONLY.search(
+            element.get("style", "")
+        ):
+            keep = _KEEP_BREAKS
+        text = element.text or ""  # the parser has made every line end "\n"
+        if element.tag in _PREFORMATTED and text.startswith("\n"):
+            text = text[1:]  # a line break right after the start tag is not shown
+        element.text = text.translate(keep)
+        for inner in element.iterdescendants():
+            if isinstance(inner.tag, str) and inner.text:
+                inner.text = inner.text.translate(keep)
+            if inner.tail:
+                inner.tail = inner.tail.translate(keep)
+
+
+def _kept_lines(line: str) -> list[str]:
+    """The lines of a text with kept whitespace in it: their indentation kept, and
+    blank lines but at the start and end."""
+    line = _AROUND_BREAK.sub(_KEPT_BREAK, line)
+    line = line.replace(_KEPT_SPACE, " ").replace(_KEPT_TAB, "\t")
+    kept = [part.rstrip() for part in line.split(_KEPT_BREAK)]
+    while kept and not kept[-1]:
+        kept.pop()
+    while kept and not kept[0]:
+        kept.pop(0)
+    return kept
 
 
 def decode_html(data: bytes) -> str:

@@ -72,6 +72,15 @@ _LATIN_LETTER = re.compile(r"^[0-9A-Za-z\u00c0-\u024f]$")
 _SPACED_MIN_WORDS = 12
 _SPACED_SHARE = 0.6
 _MAX_RENDER_PIXELS = 40_000_000  # a page bigger than A1 at 300 dpi is rendered finer
+# Chinese, Japanese and Korean: ideographs, kana, hangul, their punctuation and
+# full-width forms. Set vertically (tategaki), it is read column by column.
+_CJK = re.compile(
+    r"[\u3000-\u303f\u3040-\u30ff\u3100-\u312f\u3400-\u4dbf\u4e00-\u9fff"
+    r"\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0003134f]"
+)
+_VERTICAL_SHARE = 0.6  # of a page's characters stacked upright in columns
+_VERTICAL_MIN_CHARS = 4
+_SAMPLE_STEPS = 100  # pairs of characters looked at first
 
 
 @dataclass(slots=True)
@@ -360,7 +369,12 @@ def _pdfium_page(doc: Any, index: int, *, auto: bool) -> tuple[_Page, bool]:
         count = textpage.count_chars()
         plain = textpage.get_text_range(0, count)
         raw = _page_text(textpage, plain, count)
-        if _RTL.search(raw):
+        vertical = ""
+        if _CJK.search(raw) and _steps_down(textpage, count):
+            vertical = _in_columns(_pdfium_glyphs(textpage, count))
+        if vertical:
+            raw = vertical
+        elif _RTL.search(raw):
             raw = _rtl_in_reading_order(textpage, raw, plain, count)
         kinds = _object_kinds(page) if count == 0 else set()
         # PDFium marks a line-end hyphen as U+0002 (and drops the line break after
@@ -387,6 +401,7 @@ def _pdfium_page(doc: Any, index: int, *, auto: bool) -> tuple[_Page, bool]:
             or len(_GARBLED.findall(raw)) >= 0.25 * max(len(raw.strip()), 1)
             or (
                 0 < count <= _SPARSE_CHARS
+                and not vertical  # columns: no rows to be out of order
                 and not _RTL.search(raw)
                 and _label_grid_out_of_order(textpage)
             )
@@ -458,15 +473,80 @@ def _rtl_in_reading_order(textpage: Any, text: str, plain: str, count: int) -> s
             end += 1
         letters = [k for k in range(start, end) if _strong_rtl(chars[k])]
         if _drawn_left_to_right(textpage, letters):
-            clusters: list[str] = []
-            for char in chars[start:end]:
-                if clusters and unicodedata.category(char) == "Mn":
-                    clusters[-1] += char
-                else:
-                    clusters.append(char)
-            chars[start:end] = "".join(reversed(clusters))
+            chars[start:end] = _reversed_clusters(chars[start:end])
         start = end
+    # Last line first: a line whose words move may change length (not its
+    # characters' indices on the text page before it).
+    starts = [0, *(k + 1 for k, char in enumerate(chars) if char == "\n")]
+    ends = [*(k - 1 for k in starts[1:]), count]
+    for start, end in reversed(list(zip(starts, ends, strict=True))):
+        _upside_down_words_in_order(textpage, chars, start, end)
     return "".join(chars)
+
+
+def _upside_down_words_in_order(
+    textpage: Any, chars: list[str], start: int, end: int
+) -> None:
+    """Put the words of ``chars[start:end]``, a right-to-left line printed upside
+    down, in reading order (in place): PDFium gives them last word first, and the
+    letters of a left-to-right word (or the digits of a number) backwards.
+
+    Along an upside-down baseline the page's left is the line's end, so right-to-left
+    words are read from the page's left; a run of left-to-right words among them
+    (a product name) keeps its own order.
+    """
+    line = "".join(chars[start:end])
+    words = [(start + m.start(), start + m.end()) for m in re.finditer(r"\S+", line)]
+    letters = [k for first, last in words for k in range(first, last)]
+    if not any(_strong_rtl(chars[k]) for k in letters):
+        return
+    angles = [pdfium_c.FPDFText_GetCharAngle(textpage, k) for k in letters]
+    if any(
+        a < 0 or abs(math.remainder(a - math.pi, math.tau)) > _LEVEL for a in angles
+    ):
+        return
+    angle = sum(angles) / len(angles)
+    along = {}  # how far along the baseline each letter lies
+    for k in letters:
+        left, bottom, right, top = textpage.get_charbox(k)
+        along[k] = (left + right) * math.cos(angle) - (bottom + top) * math.sin(angle)
+    ordered = sorted(
+        words, key=lambda w: -sum(along[k] for k in range(*w)) / (w[1] - w[0])
+    )
+    # Left-to-right words read forward along the baseline, the others backward.
+    ltr = [
+        not any(_strong_rtl(c) for c in chars[a:b])
+        and any(unicodedata.bidirectional(c) == "L" for c in chars[a:b])
+        for a, b in ordered
+    ]
+    k = 0
+    while k < len(ordered):
+        run = k
+        while run < len(ordered) and ltr[run]:
+            run += 1
+        ordered[k:run] = reversed(ordered[k:run])
+        k = run + 1
+    pieces, after = [], start
+    for (a, b), (c, d) in zip(words, ordered, strict=True):
+        word = chars[c:d]
+        steps = list(pairwise(along[i] for i in range(c, d)))
+        backward = sum(later < earlier for earlier, later in steps)
+        if not any(_strong_rtl(char) for char in word) and 2 * backward > len(steps):
+            word = list(_reversed_clusters(word))
+        pieces += [*chars[after:a], *word]  # the spaces stay where they were
+        after = b
+    chars[start:end] = [*pieces, *chars[after:end]]
+
+
+def _reversed_clusters(chars: list[str]) -> str:
+    """Characters in reverse order, each combining mark kept after its letter."""
+    clusters: list[str] = []
+    for char in chars:
+        if clusters and unicodedata.category(char) == "Mn":
+            clusters[-1] += char
+        else:
+            clusters.append(char)
+    return "".join(reversed(clusters))
 
 
 def _strong_rtl(char: str) -> bool:
@@ -488,6 +568,235 @@ def _drawn_left_to_right(textpage: Any, indices: list[int]) -> bool:
         )
     forward = sum(b > a for a, b in pairwise(along))
     return 2 * forward > len(along) - 1
+
+
+@dataclass(slots=True)
+class _Glyph:
+    """A character drawn on the page, its box in page space (y up)."""
+
+    text: str
+    left: float
+    bottom: float
+    right: float
+    top: float
+    upright: bool  # on a level baseline, not turned
+
+    @property
+    def height(self) -> float:
+        return max(self.top - self.bottom, 1e-3)
+
+    @property
+    def middle_x(self) -> float:
+        return (self.left + self.right) / 2
+
+    @property
+    def middle_y(self) -> float:
+        return (self.bottom + self.top) / 2
+
+
+@dataclass(slots=True)
+class _Run:
+    """Glyphs in a column (down the page) or on a line (across it), in order."""
+
+    glyphs: list[_Glyph]
+    down: bool | None = None  # None while it is one glyph
+    text: str = ""
+    left: float = math.inf
+    bottom: float = math.inf
+    right: float = -math.inf
+    top: float = -math.inf
+
+    def add(self, glyph: _Glyph, text: str) -> None:
+        self.glyphs.append(glyph)
+        self.text += text
+        self.left, self.right = min(self.left, glyph.left), max(self.right, glyph.right)
+        self.bottom, self.top = min(self.bottom, glyph.bottom), max(self.top, glyph.top)
+
+    def below(self, glyph: _Glyph) -> bool:
+        """Whether ``glyph`` goes on down this column (or beside its last glyph, as
+        two digits set across a column do)."""
+        last = self.glyphs[-1]
+        reach = 0.25 * last.height
+        # A column advances a character's width at a time; lines of a single
+        # character each (a list of days) lie further apart than they are wide.
+        width = max(last.right - last.left, glyph.right - glyph.left)
+        pitch = 1.2 * (width if width >= 0.5 * last.height else last.height)
+        return (
+            self.left - reach <= glyph.middle_x <= self.right + reach
+            and glyph.top <= last.top + reach
+            and glyph.top >= last.bottom - 2 * reach
+            and last.middle_y - glyph.middle_y <= pitch
+            and (self.down or glyph.middle_y < last.bottom + reach)
+        )
+
+    def beside(self, glyph: _Glyph) -> bool:
+        """Whether ``glyph`` goes on along this line, to the right."""
+        last = self.glyphs[-1]
+        return (
+            last.bottom <= glyph.middle_y <= last.top
+            and glyph.middle_x > last.middle_x
+            and glyph.left - last.right <= 2 * last.height
+        )
+
+
+def _steps_down(textpage: Any, count: int) -> bool:
+    """Whether, in a sample of the page's characters, the next one mostly lies
+    below rather than beside: a cheap first look for columns, which reading every
+    character's box would double the time of every Chinese or Japanese page."""
+    x, y = ctypes.c_double(), ctypes.c_double()
+
+    def origin(k: int) -> tuple[float, float]:
+        pdfium_c.FPDFText_GetCharOrigin(textpage, k, ctypes.byref(x), ctypes.byref(y))
+        return x.value, y.value
+
+    made_up = pdfium_c.FPDFText_IsGenerated  # a space or line end PDFium put in
+    down = pairs = 0
+    for k in range(0, count - 1, max(1, count // _SAMPLE_STEPS)):
+        after = k + 1
+        while after < min(count, k + 4) and made_up(textpage, after) == 1:
+            after += 1
+        if after >= count or made_up(textpage, k) == 1 or made_up(textpage, after) == 1:
+            continue
+        (x0, y0), (x1, y1) = origin(k), origin(after)
+        pairs += 1
+        down += abs(x1 - x0) < y0 - y1
+    return 2 * down >= pairs > 0
+
+
+def _pdfium_glyphs(textpage: Any, count: int) -> list[_Glyph]:
+    """The page's characters with their boxes, in PDFium's order, without the
+    spaces and line ends PDFium made up."""
+    glyphs = []
+    for k in range(count):
+        if pdfium_c.FPDFText_IsGenerated(textpage, k) == 1:
+            continue
+        char = chr(pdfium_c.FPDFText_GetUnicode(textpage, k))
+        # The loose box is the glyph's em square, so columns line up on it; but
+        # PDFium leaves it unscaled for a vertical font set at 1 pt and scaled
+        # by its matrix: the glyph's own box is added to it.
+        left, bottom, right, top = textpage.get_charbox(k, loose=True)
+        inner = textpage.get_charbox(k)
+        glyphs.append(
+            _Glyph(
+                char,
+                min(left, inner[0]),
+                min(bottom, inner[1]),
+                max(right, inner[2]),
+                max(top, inner[3]),
+                upright=not _turned(textpage, k),
+            )
+        )
+    return glyphs
+
+
+def _plumber_text(page: Any) -> str:
+    """pdfplumber's text of a page, column by column when set vertically."""
+    chars = page.chars
+    if _CJK.search("".join(char["text"] for char in chars[:_SPARSE_CHARS])):
+        vertical = _in_columns(
+            [
+                _Glyph(c["text"], c["x0"], c["y0"], c["x1"], c["y1"], c["upright"])
+                for c in chars
+            ]
+        )
+        if vertical:
+            return vertical
+    return page.extract_text() or ""
+
+
+def _in_columns(glyphs: list[_Glyph]) -> str:
+    """The text of a page set vertically (Chinese, Japanese or Korean in columns),
+    in reading order: columns from right to left, each read downwards, and a page
+    set in tiers (dan) tier by tier from the top. "" for any other page.
+
+    Decided by how the characters lie, not what they are: most of them must be
+    upright and stacked in columns, and most of them Chinese, Japanese or Korean
+    (which alone is set so). Other text on such a page (a running head, a page
+    number) is read where it stands, a line counting as a column.
+    """
+    runs: list[_Run] = []
+    for glyph in glyphs:
+        # Spaces, and the second half of a character outside the BMP, carry no
+        # position of their own that matters: they go with the run they follow.
+        if glyph.text.isspace() or "\udc00" <= glyph.text <= "\udfff":
+            if runs:
+                runs[-1].text += glyph.text
+            continue
+        run = runs[-1] if runs else None
+        if run is not None and run.down is not False and run.below(glyph):
+            run.down = True
+            run.add(glyph, glyph.text)
+        elif run is not None and run.down is not True and run.beside(glyph):
+            gap = glyph.left - run.glyphs[-1].right
+            spaced = run.text.endswith(" ") or gap <= 0.25 * glyph.height
+            run.down = False
+            run.add(glyph, glyph.text if spaced else " " + glyph.text)
+        else:
+            runs.append(_Run([]))
+            runs[-1].add(glyph, glyph.text)
+    visible = sum(len(run.glyphs) for run in runs)
+    stacked = sum(
+        sum(glyph.upright for glyph in run.glyphs) for run in runs if run.down
+    )
+    cjk = sum(bool(_CJK.match(g.text)) for run in runs for g in run.glyphs)
+    if (
+        stacked < max(_VERTICAL_MIN_CHARS, _VERTICAL_SHARE * visible)
+        or 2 * cjk < visible
+    ):
+        return ""
+    text = "\n".join(
+        "".join(run.text for run in column).strip()
+        for tier in _tiers(runs)
+        for column in _columns(tier)
+    )
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def _tiers(runs: list[_Run]) -> list[list[_Run]]:
+    """Runs in bands across the page, from the top: a run is in a band when it
+    overlaps the band's height (for a third of its own), or goes on down one of its
+    columns (a word set sideways, two digits set across)."""
+    tiers: list[list[_Run]] = []
+    top = bottom = 0.0
+    for run in sorted(runs, key=lambda r: -r.top):
+        overlap = min(run.top, top) - max(run.bottom, bottom)
+        if tiers and (
+            overlap > 0.3 * (run.top - run.bottom)
+            or any(_goes_on(above, run) for above in tiers[-1])
+        ):
+            tiers[-1].append(run)
+            bottom = min(bottom, run.bottom)
+        else:
+            tiers.append([run])
+            top, bottom = run.top, run.bottom
+    return tiers
+
+
+def _goes_on(above: _Run, run: _Run) -> bool:
+    """Whether ``run`` starts right below ``above``, in the same column (bands of
+    columns lie at least a character's width apart)."""
+    width = above.right - above.left
+    return (
+        min(above.right, run.right) - max(above.left, run.left)
+        >= 0.5 * min(width, run.right - run.left)
+        and above.bottom - width <= run.top <= above.bottom + 0.25 * width
+    )
+
+
+def _columns(tier: list[_Run]) -> list[list[_Run]]:
+    """A band's runs in columns from right to left, each column's runs from the
+    top: one column split in several runs (a change of font) is read as one."""
+    columns: list[list[_Run]] = []
+    left = right = 0.0
+    for run in sorted(tier, key=lambda r: -(r.left + r.right)):
+        narrower = min(run.right - run.left, right - left)
+        if columns and min(run.right, right) - max(run.left, left) >= 0.5 * narrower:
+            columns[-1].append(run)
+            left, right = min(left, run.left), max(right, run.right)
+        else:
+            columns.append([run])
+            left, right = run.left, run.right
+    return [sorted(column, key=lambda r: -r.top) for column in columns]
 
 
 def _image_share(page: Any) -> float:
@@ -651,7 +960,7 @@ def _plumber_pages(path: str | os.PathLike[str], indices: list[int]) -> dict[int
             pages = pdf.pages
             for i in indices:
                 if i < len(pages):
-                    out[i] = pages[i].extract_text() or ""
+                    out[i] = _plumber_text(pages[i])
                     pages[i].close()
     except Exception:  # noqa: S110 - pdfminer raises many types; PDFium's text stands
         pass
@@ -668,7 +977,7 @@ def _plumber_document(
         with pdfplumber.open(path) as pdf:
             total = len(pdf.pages)
             for page in pdf.pages[:max_pages]:
-                body = page.extract_text() or ""
+                body = _plumber_text(page)
                 empty = not body.strip()
                 pages.append(
                     _Page(
