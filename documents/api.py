@@ -30,7 +30,12 @@ from documents.access import (
 from documents.extractors.formats import READABLE, by_mime_type
 from documents.forms import DocumentDetailsForm
 from documents.models import Document
-from documents.search import SearchTooBroad, search_documents
+from documents.search import (
+    MAX_OFFSET,
+    SearchTooBroad,
+    parse_query,
+    search_documents,
+)
 from documents.serializers import (
     DetailsSerializer,
     DocumentDetailSerializer,
@@ -109,6 +114,12 @@ class DocumentPagination(PageNumberPagination):
         paginated["properties"]["count"].update(
             nullable=True, description="How many match; null for a search (?q=)."
         )
+        paginated["properties"]["notice"] = {
+            "type": "string",
+            "nullable": True,
+            "description": "Only in a search (?q=): the part of the query that "
+            "was not searched for (after its first 16 terms), or null.",
+        }
         return paginated
 
 
@@ -129,8 +140,9 @@ class ListQuery(serializers.Serializer):
         required=False,
         max_length=500,
         help_text='Search the text and file names (words, "phrases", prefix*, '
-        "-excluded, OR). Results come best first and `count` is null: counting "
-        "every match would be unbounded.",
+        "-excluded or NOT excluded, OR; only exclusions: every other document). "
+        "Results come best first and `count` is null: counting every match would "
+        "be unbounded. Terms after the first 16 are left out, and `notice` says so.",
     )
 
     def validate_type(self, value: str) -> str:
@@ -196,7 +208,7 @@ class DocumentList(generics.ListAPIView):
         page = self.request.query_params.get(paginator.page_query_param, "1")
         # isascii: "²".isdigit() is true, and int() refuses it.
         if not (page.isascii() and page.isdigit()) or int(page) < 1:
-            raise NotFound("There is no such page.")
+            raise NotFound(paginator.invalid_page_message)
         number = int(page)
         try:
             hits = search_documents(
@@ -209,6 +221,9 @@ class DocumentList(generics.ListAPIView):
             )
         except SearchTooBroad as error:
             raise APIValidationError({"q": [str(error)]}) from None
+        if not hits and number > 1:
+            # Past the last page, as the list without ?q= answers (DRF's paginator).
+            raise NotFound(paginator.invalid_page_message)
         url = self.request.build_absolute_uri()
         documents = [hit.document for hit in hits[:size]]
         prefetch_related_objects(documents, "tags")
@@ -216,12 +231,13 @@ class DocumentList(generics.ListAPIView):
             {
                 "count": None,
                 "next": replace_query_param(url, "page", number + 1)
-                if len(hits) > size
+                if len(hits) > size and number * size <= MAX_OFFSET
                 else None,
                 "previous": replace_query_param(url, "page", number - 1)
                 if number > 1
                 else None,
                 "results": self.get_serializer(documents, many=True).data,
+                "notice": parse_query(query["q"]).notice or None,
             }
         )
 

@@ -1,9 +1,16 @@
 """Full-text search over extracted text: SQLite FTS5 or PostgreSQL, one interface.
 
 People type what they would type into Google Drive: words, "exact phrases", prefixes
-(``inv*``), ``-excluded`` words and ``OR``. The query is parsed here into terms and the
-engine's syntax is generated from them, every word quoted by us, so nothing a person
-types can reach FTS5's or PostgreSQL's query parser as syntax.
+(``inv*``), ``-excluded`` words (or ``NOT excluded``) and ``OR``. The query is parsed
+here into terms and the engine's syntax is generated from them, every word quoted by
+us, so nothing a person types can reach FTS5's or PostgreSQL's query parser as syntax.
+A query of exclusions only finds every document without those words, newest first.
+
+Both databases fold words alike: case, Latin letters' accents ("cafe" finds "café")
+and Unicode's two spellings of an accented letter (composed, NFC; decomposed, NFD).
+In SQLite FTS5's unicode61 tokenizer folds case and accents, and a query word is also
+looked for composed; PostgreSQL's index is built from text folded by
+``documents_search_fold`` (migration 0010), and its queries by ``_searchable``.
 
 Every search is bounded, whatever it is given: prefixes need ``SEARCH_MIN_PREFIX_CHARS``
 letters, the database gets ``SEARCH_TIMEOUT_SECONDS`` (PostgreSQL's statement timeout,
@@ -72,6 +79,9 @@ def _combining_marks() -> str:
 # in FTS5's unicode61 and PostgreSQL's parser ("नमस्ते" is one word, not "नमस" "त").
 _WORD = re.compile(rf"[^\W_](?:[^\W_]|[{_combining_marks()}])*")
 _TOKEN = re.compile(r'(-?)"([^"]*)"?(\*?)|(\S+)')
+# A Latin letter's combining accents, once decomposed (NFD): migration 0010 strips the
+# same from PostgreSQL's index, as FTS5's remove_diacritics 2 does in SQLite.
+_LATIN_ACCENTS = re.compile("([A-Za-z])[\u0300-\u036f]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,13 +96,14 @@ class Term:
 @dataclass(frozen=True, slots=True)
 class ParsedQuery:
     """Terms to match: every group must match (one of its terms will do), none of
-    the excluded terms may."""
+    the excluded terms may. ``notice`` tells the person what was not searched for."""
 
     groups: tuple[tuple[Term, ...], ...]
     excluded: tuple[Term, ...]
+    notice: str = ""
 
     def __bool__(self) -> bool:
-        return bool(self.groups)
+        return bool(self.groups or self.excluded)
 
 
 class SearchTooBroad(Exception):
@@ -107,11 +118,13 @@ TOO_BROAD = (
 
 @dataclass(frozen=True, slots=True)
 class SearchHit:
-    """A matching document, its rank (higher is better) and a highlighted excerpt."""
+    """A matching document, its rank (higher is better) and a highlighted excerpt;
+    ``in_name``: its file name or title matches."""
 
     document: Document
     rank: float
     snippet_html: SafeString
+    in_name: bool = False
 
 
 def _term(text: str, *, prefix: bool, excluded: bool) -> Term | None:
@@ -121,15 +134,27 @@ def _term(text: str, *, prefix: bool, excluded: bool) -> Term | None:
     return Term(words=words, prefix=prefix, excluded=excluded)
 
 
+def _left_out(reason: str, rest: str) -> str:
+    rest = " ".join(rest.split())
+    shown = rest if len(rest) <= 40 else rest[:40].rstrip() + "…"
+    return f"{reason}; “{shown}” was left out." if shown else ""
+
+
 def parse_query(query: str) -> ParsedQuery:
     """Split a person's query into terms; anything that is not a word is ignored.
+    ``NOT`` before a term excludes it, as ``-`` does; terms beyond the first
+    ``MAX_TERMS`` are not searched for, and the ``notice`` says so.
 
     Raises ``SearchTooBroad`` for a prefix shorter than ``SEARCH_MIN_PREFIX_CHARS``:
     ``a*`` matches nearly every document and every word in it.
     """
     groups: list[list[Term]] = []
     excluded: list[Term] = []
-    join_next = False
+    join_next = negate_next = False
+    notice = _left_out(
+        f"Only the first {MAX_QUERY_CHARS} characters were searched for",
+        query[MAX_QUERY_CHARS:],
+    )
     for match in _TOKEN.finditer(query[:MAX_QUERY_CHARS]):
         minus, phrase, star, bare = match.groups()
         if bare == "OR":
@@ -137,17 +162,26 @@ def parse_query(query: str) -> ParsedQuery:
             continue
         if bare == "AND":
             continue
+        if bare == "NOT":
+            negate_next = True
+            continue
         if bare is None:
-            term = _term(phrase, prefix=bool(star), excluded=bool(minus))
+            term = _term(phrase, prefix=bool(star), excluded=bool(minus) or negate_next)
         else:
             negate = bare.startswith("-") and len(bare) > 1
             term = _term(
                 bare[1:] if negate else bare,
                 prefix=bare.endswith("*"),
-                excluded=negate,
+                excluded=negate or negate_next,
             )
-        if term is None or sum(map(len, groups)) + len(excluded) >= MAX_TERMS:
+        if term is None:
             continue
+        if sum(map(len, groups)) + len(excluded) >= MAX_TERMS:
+            notice = _left_out(
+                f"Only the first {MAX_TERMS} words and phrases were searched for",
+                query[match.start() :],
+            )
+            break
         # In a phrase the words before the prefix narrow it down.
         minimum = settings.SEARCH_MIN_PREFIX_CHARS
         if term.prefix and len(term.words) == 1 and len(term.words[0]) < minimum:
@@ -161,26 +195,58 @@ def parse_query(query: str) -> ParsedQuery:
             groups[-1].append(term)
         else:
             groups.append([term])
-        join_next = False
-    return ParsedQuery(tuple(tuple(g) for g in groups), tuple(excluded))
+        join_next = negate_next = False
+    return ParsedQuery(tuple(tuple(g) for g in groups), tuple(excluded), notice)
+
+
+def _searchable(word: str) -> str:
+    """The word as PostgreSQL's index holds it: composed (NFC), a Latin letter without
+    its accents ("café" → "cafe"), whichever way it was typed (a decomposed "é" too)."""
+    if word.isascii():
+        return word
+    decomposed = unicodedata.normalize("NFD", word)
+    return unicodedata.normalize("NFC", _LATIN_ACCENTS.sub(r"\1", decomposed))
+
+
+def _fts5_term(t: Term) -> str:
+    # FTS5 folds accents itself, not Unicode's forms: a word typed decomposed (NFD) is
+    # looked for composed too, as text mostly is; and as typed, for text that is not.
+    star = "*" if t.prefix else ""
+    typed = '"' + " ".join(t.words) + '"' + star
+    nfc = (unicodedata.normalize("NFC", w) for w in t.words)
+    composed = '"' + " ".join(nfc) + '"' + star
+    return typed if composed == typed else f"({typed} OR {composed})"
 
 
 def fts5_match(parsed: ParsedQuery) -> str:
-    """An FTS5 MATCH expression in which every word is inside quotes we wrote."""
-
-    def term(t: Term) -> str:
-        return '"' + " ".join(t.words) + '"' + ("*" if t.prefix else "")
-
+    """An FTS5 MATCH expression in which every word is inside quotes we wrote; empty
+    for a query of exclusions only (see ``fts5_any``)."""
+    if not parsed.groups:
+        return ""
     expression = " AND ".join(
-        "(" + " OR ".join(term(t) for t in group) + ")" for group in parsed.groups
+        "(" + " OR ".join(map(_fts5_term, group)) + ")" for group in parsed.groups
     )
     for t in parsed.excluded:
-        expression = f"({expression}) NOT {term(t)}"
+        expression = f"({expression}) NOT {_fts5_term(t)}"
     return expression
+
+
+def fts5_any(terms: tuple[Term, ...]) -> str:
+    """An FTS5 MATCH expression for documents with any of ``terms``."""
+    return " OR ".join(map(_fts5_term, terms))
 
 
 def _quoted_lexeme(word: str) -> str:
     return "'" + word.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def _postgres_term(t: Term, params: list[str]) -> str:
+    words = [_searchable(w) for w in t.words]
+    if not t.prefix:
+        params.append(" ".join(words))
+        return "phraseto_tsquery('simple', %s)"
+    params.append(" <-> ".join(map(_quoted_lexeme, words)) + ":*")
+    return "to_tsquery('simple', %s)"
 
 
 def postgres_tsquery(parsed: ParsedQuery) -> tuple[str, list[str]]:
@@ -188,18 +254,18 @@ def postgres_tsquery(parsed: ParsedQuery) -> tuple[str, list[str]]:
     (the migration turns punctuation into spaces); phrases go through phraseto_tsquery,
     which has no syntax at all, and prefixes through to_tsquery with quoted lexemes."""
     params: list[str] = []
-
-    def term(t: Term) -> str:
-        if not t.prefix:
-            params.append(" ".join(t.words))
-            return "phraseto_tsquery('simple', %s)"
-        lexemes = [_quoted_lexeme(w) for w in t.words]
-        params.append(" <-> ".join(lexemes) + ":*")
-        return "to_tsquery('simple', %s)"
-
-    parts = ["(" + " || ".join(term(t) for t in group) + ")" for group in parsed.groups]
-    parts += [f"!!{term(t)}" for t in parsed.excluded]
+    parts = [
+        "(" + " || ".join(_postgres_term(t, params) for t in group) + ")"
+        for group in parsed.groups
+    ]
+    parts += [f"!!{_postgres_term(t, params)}" for t in parsed.excluded]
     return " && ".join(parts), params
+
+
+def postgres_tsquery_any(terms: tuple[Term, ...]) -> tuple[str, list[str]]:
+    """SQL for a tsquery matching any of ``terms``, and its parameters."""
+    params: list[str] = []
+    return " || ".join(_postgres_term(t, params) for t in terms), params
 
 
 def highlight(snippet: str) -> SafeString:
@@ -330,6 +396,24 @@ def _sqlite_rows(
         return cursor.fetchall()
 
 
+def _sqlite_rows_without(
+    parsed: ParsedQuery, filters: tuple[str, list], limit: int, offset: int
+) -> list:
+    # FTS5 has no "NOT x" on its own: the documents whose rows do not match "x".
+    where, filter_params = filters
+    sql = f"""
+        SELECT d.id, 0, 0.0
+        FROM documents_document d
+        WHERE d.id NOT IN (
+            SELECT rowid FROM documents_fts WHERE documents_fts MATCH %s
+        ) {where}
+        ORDER BY d.id DESC
+        LIMIT %s OFFSET %s"""  # noqa: S608 - only our own constants are interpolated
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [fts5_any(parsed.excluded), *filter_params, limit, offset])
+        return cursor.fetchall()
+
+
 def _postgres_rows(
     parsed: ParsedQuery, filters: tuple[str, list], limit: int, offset: int
 ) -> list:
@@ -368,6 +452,27 @@ def _postgres_rows(
         return cursor.fetchall()
 
 
+def _postgres_rows_without(
+    parsed: ParsedQuery, filters: tuple[str, list], limit: int, offset: int
+) -> list:
+    tsquery, params = postgres_tsquery_any(parsed.excluded)
+    where, filter_params = filters
+    # Newest first through the primary key, each checked against its own search row:
+    # a page reads about a page of vectors, unless most documents have the words.
+    sql = f"""
+        SELECT d.id, false, 0.0
+        FROM documents_document d
+        WHERE NOT EXISTS (
+            SELECT 1 FROM documents_search s
+            WHERE s.document_id = d.id AND s.search_vector @@ ({tsquery})
+        ) {where}
+        ORDER BY d.id DESC
+        LIMIT %s OFFSET %s"""  # noqa: S608 - SQL built from our own fragments
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, *filter_params, limit, offset])
+        return cursor.fetchall()
+
+
 def search_documents(
     user,
     query: str,
@@ -378,7 +483,8 @@ def search_documents(
     mime_type: str = "",
 ) -> list[SearchHit]:
     """The user's documents (staff: everyone's) matching ``query``, best first;
-    ``limit`` hits from ``offset``, optionally only of one status or type.
+    ``limit`` hits from ``offset``, optionally only of one status or type. A query
+    of exclusions only (``-draft``) gives the documents without them, newest first.
 
     Raises ``SearchTooBroad`` when the query cannot be answered within the bounds.
     """
@@ -387,11 +493,13 @@ def search_documents(
         return []
     owner_id = None if user.is_staff else user.pk
     filters = _filters(owner_id, status, mime_type, "d")
+    postgres = connection.vendor == "postgresql"
+    if parsed.groups:
+        rows_of = _postgres_rows if postgres else _sqlite_rows
+    else:
+        rows_of = _postgres_rows_without if postgres else _sqlite_rows_without
     with _time_bound():
-        if connection.vendor == "postgresql":
-            rows = _postgres_rows(parsed, filters, limit, offset)
-        else:
-            rows = _sqlite_rows(parsed, filters, limit, offset)
+        rows = rows_of(parsed, filters, limit, offset)
         documents = (
             Document.objects.select_related("owner")
             .defer("text")
@@ -403,6 +511,7 @@ def search_documents(
             document=by_id[pk],
             rank=float(score) + (NAME_MATCH_BONUS if in_name else 0.0),
             snippet_html=make_snippet(by_id[pk].text_start or "", parsed),
+            in_name=bool(in_name),
         )
         for pk, in_name, score in rows
         if pk in by_id

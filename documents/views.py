@@ -43,7 +43,7 @@ from documents.extractors.formats import (
 )
 from documents.forms import DocumentFilterForm, UploadForm
 from documents.models import Document, Tag
-from documents.search import SearchTooBroad, search_documents
+from documents.search import SearchTooBroad, parse_query, search_documents
 from documents.services import (
     DuplicateUpload,
     UploadRefused,
@@ -398,6 +398,7 @@ def search(request: HttpRequest) -> HttpResponse:
         hits=hits[:SEARCH_PAGE_SIZE],
         has_next=len(hits) > SEARCH_PAGE_SIZE and page < SEARCH_MAX_PAGE,
         last=(page - 1) * SEARCH_PAGE_SIZE + len(hits[:SEARCH_PAGE_SIZE]),
+        notice=parse_query(query).notice,
     )
     return render(request, "documents/search.html", context)
 

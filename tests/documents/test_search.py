@@ -7,6 +7,8 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
 from django.urls import reverse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -17,6 +19,7 @@ from documents.search import (
     MARK_END,
     MARK_START,
     SearchTooBroad,
+    _searchable,
     fts5_match,
     highlight,
     parse_query,
@@ -181,8 +184,20 @@ def test_fts5_expression_only_contains_quoted_words(query):
 
 
 def test_parse_ignores_queries_without_words():
-    for query in ["", "   ", "*", '""', "-", "AND OR", "(:)", "-only -excluded"]:
+    for query in ["", "   ", "*", '""', "-", "AND OR", "(:)", "NOT", "NOT *"]:
         assert not parse_query(query)
+
+
+def test_NOT_excludes_the_next_term_as_a_minus_does():
+    # "NOT" was searched for as a word: "invoice NOT draft" wanted all three.
+    assert parse_query("invoice NOT draft") == parse_query("invoice -draft")
+    assert parse_query('NOT "final draft" x') == parse_query('-"final draft" x')
+    assert parse_query("NOT draft OR memo") == parse_query("-draft memo")
+    # Only the capitalised operator, as OR; "not" is a word like any other.
+    assert [t.words for g in parse_query("not draft").groups for t in g] == [
+        ("not",),
+        ("draft",),
+    ]
 
 
 def test_highlight_escapes_before_marking():
@@ -465,3 +480,172 @@ def test_corpus_ranking_and_snippet(user, corpus_library):
 def test_query_size_is_bounded():
     parsed = parse_query(" OR ".join(f"w{i}" for i in range(100)) + " -x -y")
     assert sum(map(len, parsed.groups)) + len(parsed.excluded) == 16
+
+
+# --- what the person is told about their query --------------------------------------
+
+
+def test_terms_beyond_the_sixteenth_are_named_in_a_notice():
+    # They were dropped silently: "w16 w17" found documents without either.
+    parsed = parse_query(" ".join(f"w{i}" for i in range(18)))
+    assert parsed.notice == (
+        "Only the first 16 words and phrases were searched for; “w16 w17” was left out."
+    )
+    assert parse_query(" ".join(f"w{i}" for i in range(16))).notice == ""
+    long = parse_query(" ".join(f'"w{i} and more"' for i in range(40))).notice
+    assert long.startswith("Only the first 16 words and phrases")
+    assert long.endswith("…” was left out.")
+    # One long phrase: cut at MAX_QUERY_CHARS, and said so.
+    cut = parse_query('"' + "word " * 120 + '"').notice
+    assert cut.startswith("Only the first 500 characters were searched for; “word")
+
+
+@pytest.mark.django_db
+def test_the_search_page_and_the_api_say_which_terms_were_left_out(user_client, user):
+    make_text_document(user, "words.txt", " ".join(f"w{i}" for i in range(16)))
+    query = " ".join(f"w{i}" for i in range(18))
+    response = user_client.get(reverse("documents:search"), {"q": query})
+    assert names(response.context["hits"]) == ["words.txt"]
+    assert "“w16 w17” was left out" in response.content.decode()
+    body = user_client.get("/api/documents/", {"q": query}).json()
+    assert [d["filename"] for d in body["results"]] == ["words.txt"]
+    assert "“w16 w17” was left out" in body["notice"]
+    assert user_client.get("/api/documents/", {"q": "w1"}).json()["notice"] is None
+    response = user_client.get(reverse("documents:search"), {"q": "w1"})
+    assert 'id="search-notice"' not in response.content.decode()
+
+
+# --- accents and Unicode's two spellings, alike on both databases --------------------
+
+NFD_E = "e\u0301"  # "é" typed as "e" and a combining acute accent
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("query", "text"),
+    [
+        ("cafe", "Un café crème."),  # PostgreSQL's index held "café" only
+        ("CAFE", "Un café crème."),
+        ("café", "A cafe on the corner."),
+        ("Zurich", "Über die Brücke in Zürich."),
+        ("naive facade", "A naïve façade."),
+        ("nguyen viet", "Nguyễn Việt"),  # Vietnamese: two accents on one letter
+        ("caf*", "Un café crème."),
+        ('"cafe creme"', "Un café crème."),
+        (f"caf{NFD_E}", "Un café crème."),  # typed decomposed, stored composed
+        ("café", f"Un caf{NFD_E} crème."),  # typed composed, stored decomposed
+        ("καλημε\u0301ρα", "καλημέρα κόσμε"),  # Greek keeps its accent, in NFC
+        ("カ\u3099イト\u3099", "ガイド"),  # Japanese kana typed decomposed
+        # A letter NFC itself decomposes (क़), typed as the text holds it: found too.
+        ("\u0958\u093f\u0932\u093e", "\u0958\u093f\u0932\u093e \u0939\u0948"),
+    ],
+)
+def test_accents_and_unicode_forms_are_folded_alike(user, query, text):
+    make_text_document(user, "folded.txt", text)
+    assert names(search_documents(user, query)) == ["folded.txt"]
+
+
+@pytest.mark.django_db
+def test_file_names_and_titles_fold_their_accents_too(user):
+    make_text_document(user, "Résumé.pdf", "", title="Lettre à Zoë")
+    make_text_document(user, f"R{NFD_E}sum{NFD_E} (Mac).pdf", "")
+    assert set(names(search_documents(user, "resume"))) == {
+        "Résumé.pdf",
+        f"R{NFD_E}sum{NFD_E} (Mac).pdf",
+    }
+    assert names(search_documents(user, "zoe")) == ["Résumé.pdf"]
+
+
+@pytest.mark.django_db
+def test_accents_stay_where_a_letter_differs_by_them(user):
+    # FTS5 folds only Latin letters' accents, so PostgreSQL does as well: "й" is not
+    # "и" in Russian, nor "ά" (with its tonos) the same word typed without it.
+    make_text_document(user, "ru.txt", "мой дом")
+    make_text_document(user, "el.txt", "καλημέρα")
+    assert search_documents(user, "мои") == []
+    assert search_documents(user, "καλημερα") == []
+    assert names(search_documents(user, "мой")) == ["ru.txt"]
+
+
+@pytest.mark.django_db
+@pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="PostgreSQL's index folds in SQL"
+)
+def test_postgres_folds_the_index_as_the_search_folds_queries():
+    samples = [
+        "Café CAFÉ",
+        f"caf{NFD_E}",
+        "Nguyễn Việt ǣ ø ß Å",
+        "x\u0303 α\u0301 й ガ 한국어 नमस्ते",
+        "plain ascii",
+        "",
+    ]
+    with connection.cursor() as cursor:
+        for sample in samples:
+            cursor.execute("SELECT documents_search_fold(%s)", [sample])
+            assert cursor.fetchone()[0] == _searchable(sample), sample
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="PostgreSQL's index folds in SQL"
+)
+def test_migrating_indexes_again_the_documents_indexed_before_the_fold(user):
+    leaves = MigrationExecutor(connection).loader.graph.leaf_nodes()
+    MigrationExecutor(connection).migrate([("documents", "0009_fts_only_on_change")])
+    try:
+        make_text_document(user, "before.txt", "Un café crème")
+        assert search_documents(user, "cafe") == []
+    finally:
+        MigrationExecutor(connection).migrate(leaves)
+    assert names(search_documents(user, "cafe")) == ["before.txt"]
+    make_text_document(user, "after.txt", "Un autre café")
+    assert set(names(search_documents(user, "cafe"))) == {"before.txt", "after.txt"}
+
+
+# --- a query of exclusions only ------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_a_query_of_exclusions_only_finds_every_other_document(
+    user, other_user, library
+):
+    # It found nothing at all.
+    make_text_document(other_user, "theirs.txt", "no such word")
+    assert names(search_documents(user, "-draft")) == [
+        "unicode.txt",
+        "fox.txt",
+        "letter.txt",
+        "invoice.txt",
+    ]
+    assert names(search_documents(user, "NOT invoice -café")) == ["fox.txt"]
+    assert names(search_documents(user, '-"quick brown" -foxes')) == [
+        "unicode.txt",
+        "draft.txt",
+        "invoice.txt",
+    ]
+    assert names(search_documents(user, "-draft", limit=2, offset=1)) == [
+        "fox.txt",
+        "letter.txt",
+    ]
+    assert names(search_documents(user, "-draft", status=Status.PENDING)) == []
+
+
+@pytest.mark.django_db
+def test_the_search_page_lists_documents_without_the_excluded_word(
+    user_client, user, library
+):
+    make_text_document(user, "waiting.pdf", "", status=Status.PENDING)
+    response = user_client.get(reverse("documents:search"), {"q": "NOT invoice"})
+    assert response.status_code == 200
+    assert names(response.context["hits"]) == [
+        "waiting.pdf",
+        "unicode.txt",
+        "fox.txt",
+    ]
+    body = response.content.decode()
+    assert "Results 1–3" in body
+    # A document without text does not claim that its name matches.
+    assert "The title or file name matches" not in body
+    api = user_client.get("/api/documents/", {"q": "-invoice"}).json()
+    assert [d["filename"] for d in api["results"]] == names(response.context["hits"])

@@ -9,7 +9,7 @@ import pytest
 from django.db import connection, connections
 from django.urls import reverse
 
-from documents import search
+from documents import api, search
 from documents.search import SearchTooBroad, search_documents
 from jobqueue.models import Status
 from tests.documents.test_search import make_text_document, names
@@ -148,3 +148,48 @@ def test_postgres_ranks_the_newest_matches_of_a_broad_query(monkeypatch, user, m
         )
     else:
         assert len(hits) == 45
+
+
+def test_the_api_answers_a_page_past_the_end_as_its_list_does(user_client, many):
+    # The list said 404 "Invalid page." past its last page; a search said 200 with
+    # no results. Both now say 404, with the same message.
+    url = "/api/documents/"
+    last = user_client.get(url, {"q": "common", "page": 3})
+    assert last.status_code == 200
+    assert len(last.json()["results"]) == 5 and last.json()["next"] is None
+    for query in ({"page": 4}, {"q": "common", "page": 4}, {"q": "-common", "page": 2}):
+        response = user_client.get(url, query)
+        assert response.status_code == 404, query
+        assert response.json()["error"]["message"] == "Invalid page."
+    for bad in ("0", "abc"):
+        for query in ({"page": bad}, {"q": "common", "page": bad}):
+            assert user_client.get(url, query).json()["error"]["message"] == (
+                "Invalid page."
+            )
+    # A first page with nothing on it is an empty page, with or without ?q=.
+    empty = user_client.get(url, {"q": "nowhere"})
+    assert (empty.status_code, empty.json()["results"]) == (200, [])
+
+
+def test_the_api_offers_no_next_page_beyond_the_deepest_search(
+    monkeypatch, user_client, many
+):
+    monkeypatch.setattr(search, "MAX_OFFSET", 20)
+    monkeypatch.setattr(api, "MAX_OFFSET", 20)
+    first = user_client.get("/api/documents/", {"q": "common", "page_size": 20})
+    second = user_client.get(first.json()["next"]).json()
+    assert len(second["results"]) == 20
+    # Page 3 starts beyond the deepest offset a search reads: no link to a 404.
+    assert second["next"] is None
+
+
+def test_the_search_page_past_the_end_answers_as_the_list_does(user_client, many):
+    """The web list (Django's Paginator.get_page) answers 200 past its last page; the
+    search page says "No more results", 200 too, with a way back."""
+    listing = user_client.get(reverse("documents:list"), {"page": 99})
+    search_page = user_client.get(
+        reverse("documents:search"), {"q": "common", "page": 4}
+    )
+    assert listing.status_code == search_page.status_code == 200
+    body = search_page.content.decode()
+    assert "No more results" in body and 'rel="prev"' in body
