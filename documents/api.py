@@ -51,6 +51,7 @@ from documents.services import (
     document_reprocess,
     document_update_details,
 )
+from documents.uploads import FILE_AS_TEXT
 from jobqueue.models import Status
 
 # When a caller over USER_MAX_ACTIVE_JOBS may try again: by then some will have run.
@@ -247,6 +248,9 @@ class DocumentList(generics.ListAPIView):
     )
     def post(self, request: Request) -> Response:
         """Upload one file (multipart field ``file``); queued at once (202)."""
+        if "file" not in request.FILES and any(request.POST.getlist("file")):
+            # A file sent with an empty name arrives as text (Django's parser).
+            raise APIValidationError({"file": [FILE_AS_TEXT]})
         upload = UploadSerializer(data=request.data)
         upload.is_valid(raise_exception=True)
         data = upload.validated_data

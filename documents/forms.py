@@ -7,7 +7,7 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
-from documents.uploads import CheckedUpload, check_upload
+from documents.uploads import FILE_AS_TEXT, CheckedUpload, check_upload
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -57,6 +57,15 @@ class UploadForm(forms.Form):
         if not self.accepted:
             raise ValidationError([reason for _, reason in self.rejected])
         return self.accepted
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        # A file sent with an empty name arrives as text (Django's parser); a browser
+        # sends an empty one when no file was chosen, and "required" is right then.
+        if self.has_error("file", "required") and any(self.data.getlist("file")):
+            del self.errors["file"]
+            self.add_error("file", ValidationError(FILE_AS_TEXT, code="as_text"))
+        return cleaned
 
 
 MAX_TAGS = 20

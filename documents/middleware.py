@@ -18,7 +18,7 @@ from django.urls import reverse
 from rest_framework import status
 from rest_framework.exceptions import APIException
 
-from documents.uploads import clean_filename
+from documents.uploads import NamelessFileHandler, clean_filename
 
 MB = 1024 * 1024
 # Where config.urls mounts the JSON API: its clients get JSON errors.
@@ -34,6 +34,11 @@ def max_file_bytes() -> int:
 def max_body_bytes() -> int:
     """The largest body any request may declare: a full upload form."""
     return settings.MAX_UPLOAD_FILES * max_file_bytes() + BODY_OVERHEAD
+
+
+def max_api_body_bytes() -> int:
+    """The largest body an API request may declare: the API takes one file at once."""
+    return max_file_bytes() + BODY_OVERHEAD
 
 
 class BodyRefused(APIException):
@@ -129,27 +134,21 @@ class LimitUploadHandler(FileUploadHandler):
 
 
 class UploadLimitMiddleware:
-    """413 for a declared length over the limit; per-file limits while streaming."""
+    """413 for a declared length over the limit (one file's worth on the API, a full
+    form elsewhere); per-file limits while streaming; files with unusable names kept."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         declared = request.META.get("CONTENT_LENGTH") or ""
-        if declared.isdigit() and int(declared) > max_body_bytes():
-            return refuse(
-                request,
-                UploadTooLarge(
-                    f"The upload is {_size(int(declared))}; the limit is "
-                    f"{settings.MAX_UPLOAD_FILES} files of {_size(max_file_bytes())} "
-                    "each. Nothing was uploaded."
-                ),
-            )
+        if declared.isdigit() and (refusal := too_large(request, int(declared))):
+            return refuse(request, refusal)
         if "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower():
             # Django reads no body without a length: it would look like an empty form.
             return refuse(request, LengthRequired())
         limits = LimitUploadHandler(request)
-        request.upload_handlers.insert(0, limits)
+        request.upload_handlers[:0] = [NamelessFileHandler(request), limits]
         try:
             if (
                 request.content_type == "multipart/form-data"
@@ -169,6 +168,24 @@ class UploadLimitMiddleware:
                 # Parsing stopped on an error of Django's or DRF's (a malformed
                 # body, a full temporary disk): its half-written file goes too.
                 limits.discard_files()
+
+
+def too_large(request: HttpRequest, declared: int) -> UploadTooLarge | None:
+    """The refusal of a body whose declared length is over the request's limit."""
+    size = _size(declared)
+    if request.path_info.startswith(API_PREFIX):
+        if declared <= max_api_body_bytes():
+            return None
+        return UploadTooLarge(
+            f"The upload is {size}; the API takes one file of at most "
+            f"{_size(max_file_bytes())} at once. Nothing was uploaded."
+        )
+    if declared <= max_body_bytes():
+        return None
+    return UploadTooLarge(
+        f"The upload is {size}; the limit is {settings.MAX_UPLOAD_FILES} files of "
+        f"{_size(max_file_bytes())} each. Nothing was uploaded."
+    )
 
 
 def refuse(request: HttpRequest, refusal: BodyRefused) -> HttpResponse:

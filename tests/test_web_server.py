@@ -222,7 +222,7 @@ def test_a_declared_length_over_the_limit_gets_413_before_the_body_is_sent(
     error = json.loads(response)["error"]
     assert (
         error["code"] == "too_large"
-        and "the limit is 2 files of 1.0 MB" in error["message"]
+        and "the API takes one file of at most 1.0 MB" in error["message"]
     )
     assert sent < len(body)
     assert_nothing_kept(server, media_root)
@@ -231,9 +231,9 @@ def test_a_declared_length_over_the_limit_gets_413_before_the_body_is_sent(
 def test_one_file_over_its_limit_gets_413_while_it_streams_in(
     server, token, media_root
 ):
-    # The body's length is under the limit for the whole form; its one file is not.
+    # The body's declared length is under the API's limit; its one file is not.
     boundary = uuid.uuid4().hex
-    body = one_file_body("big.txt", 2 * MB + MB // 2, boundary)
+    body = one_file_body("big.txt", MB + MB // 2, boundary)
     head = upload_head("/api/documents/", len(body), boundary, auth=f"Token {token}")
     status, response, sent = send_until_answered(server, head, body)
     assert status == 413

@@ -430,17 +430,6 @@ def test_hostile_name_on_a_bad_file_gets_a_clean_message(user_client, media_root
     assert_nothing_left(media_root)
 
 
-@pytest.mark.parametrize("name", ["..", "."])
-def test_a_name_that_is_only_a_path_is_refused(user_client, media_root, name):
-    # Django drops such a file; what remains is a form without one.
-    response = user_client.post(
-        UPLOAD_URL, **multipart([(name, b"text\n")], csrfmiddlewaretoken="x")
-    )
-    assert response.status_code == 400
-    assert response.context["form"].errors["file"]
-    assert_nothing_left(media_root)
-
-
 # --- Access and CSRF on pages ---------------------------------------------------
 
 
