@@ -639,12 +639,12 @@ class QueueManager:
         with connection.cursor() as cursor:
             return sql.dialect().tidy(cursor)
 
-    def clear_stopped_workers(self, older_than_days: float) -> int:
-        """Delete heartbeats of workers stopped more than N days ago."""
+    def stopped_workers_older_than(self, older_than_days: float) -> Any:
+        """Heartbeats of workers stopped more than N days ago."""
         return WorkerHeartbeat.objects.filter(
             status=WorkerHeartbeat.State.STOPPED,
             last_heartbeat__lt=DbNow(-86400 * older_than_days),
-        ).delete()[0]
+        )
 
     def finished_older_than(
         self, older_than_days: float, statuses: Iterable[str] | None = None

@@ -37,6 +37,9 @@ BAD_INPUT = {
         (["--workers", "0"], "out of range"),
         (["--timeout", "nan"], "not allowed"),
         (["--poll-interval", "soon"], "not a number of seconds"),
+        # Without --once they would start a pool that never ends, from every cron run.
+        (["--limit", "5"], "only with --once"),
+        (["--budget", "20"], "only with --once"),
     ],
     "clear_queue": [
         ([], "--older-than"),

@@ -41,7 +41,7 @@ def test_clear_queue_deletes_only_old_finished_items(make_document, queue):
     )
 
     assert run("clear_queue", "--older-than", "7", "--dry-run") == (
-        "Would delete 2 queue items (dry run).\n"
+        "Would delete 2 queue items and 0 stopped workers' heartbeats (dry run).\n"
     )
     assert QueueItem.objects.count() == 4
     assert "Deleted 1 queue items" in run(
@@ -58,6 +58,14 @@ def test_clear_queue_prunes_old_stopped_heartbeats_only():
     )
     WorkerHeartbeat.objects.create(worker_id="hung", status="busy", last_heartbeat=old)
     WorkerHeartbeat.objects.create(worker_id="fresh", status="stopped")
+    assert run("clear_queue", "--older-than", "7", "--dry-run") == (
+        "Would delete 0 queue items and 1 stopped workers' heartbeats (dry run).\n"
+    )
+    # Clearing only some items' states leaves the heartbeats alone.
+    assert run("clear_queue", "--older-than", "7", "--status", "failed") == (
+        "Deleted 0 queue items older than 7 days.\n"
+    )
+    assert WorkerHeartbeat.objects.count() == 3
     assert "and 1 stopped workers' heartbeats" in run(
         "clear_queue", "--older-than", "7"
     )

@@ -374,6 +374,17 @@ def test_cron_endpoint_needs_the_token(
         assert status_of(job_id) == Status.PENDING
 
 
+def test_cron_endpoint_answers_without_its_trailing_slash(
+    client, settings, make_document, queue
+):
+    settings.CRON_TOKEN = "s3cret-token"
+    job_id = queue.enqueue(make_document().pk)
+    url = reverse("jobqueue:cron").rstrip("/")
+    response = client.post(url, HTTP_AUTHORIZATION="Bearer s3cret-token")
+    assert response.status_code == 200 and response.json()["processed"] == 1
+    assert status_of(job_id) == Status.COMPLETED
+
+
 def test_cron_endpoint_refuses_get(client, settings):
     settings.CRON_TOKEN = "s3cret-token"
     response = client.get(

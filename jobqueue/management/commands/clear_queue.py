@@ -38,12 +38,22 @@ class Command(BaseCommand):
             matching = queue.finished_older_than(older_than, status).count()
         except ValueError as error:
             raise CommandError(str(error)) from None
+        # --status narrows the clearing to those items: the heartbeats stay.
+        stopped = None if status else queue.stopped_workers_older_than(older_than)
         if dry_run:
-            self.stdout.write(f"Would delete {matching} queue items (dry run).")
+            also = (
+                f" and {stopped.count()} stopped workers' heartbeats"
+                if stopped is not None
+                else ""
+            )
+            self.stdout.write(f"Would delete {matching} queue items{also} (dry run).")
             return
         deleted = queue.clear_finished(older_than, status)
-        workers = queue.clear_stopped_workers(older_than)
+        also = (
+            f" and {stopped.delete()[0]} stopped workers' heartbeats"
+            if stopped is not None
+            else ""
+        )
         self.stdout.write(
-            f"Deleted {deleted} queue items and {workers} stopped workers' heartbeats "
-            f"older than {older_than:g} days."
+            f"Deleted {deleted} queue items{also} older than {older_than:g} days."
         )

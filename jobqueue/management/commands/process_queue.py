@@ -6,7 +6,7 @@ import logging
 import sys
 
 from django.conf import settings
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from jobqueue.apps import WORKER_CHECKS
 from jobqueue.management.arguments import (
@@ -89,7 +89,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--budget",
             type=positive_seconds,
-            default=settings.CRON_BUDGET_SECONDS,
+            default=None,
             metavar="SECONDS",
             help="With --once: take no job that would not finish within this time; "
             "release one still running at the end (default: CRON_BUDGET_SECONDS).",
@@ -106,11 +106,14 @@ class Command(BaseCommand):
         stop_timeout: float,
         once: bool,
         limit: int | None,
-        budget: float,
+        budget: float | None,
         queues: list[str] | None,
         verbosity: int,
         **options,
     ) -> None:
+        if not once and (limit is not None or budget is not None):
+            # A cron line without --once would start a pool that never ends, each run.
+            raise CommandError("--limit and --budget apply only with --once.")
         self._configure_logging(verbosity)
         options = {
             "max_retries": max_retries,
@@ -125,7 +128,7 @@ class Command(BaseCommand):
             self._run_once(
                 ExtractionWorker(num_workers=workers or 1, name="cron", **options),
                 limit,
-                budget,
+                settings.CRON_BUDGET_SECONDS if budget is None else budget,
             )
             return
         workers = workers or settings.QUEUE_WORKERS
