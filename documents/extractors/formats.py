@@ -109,6 +109,23 @@ def _looks_like_bmp(prefix: bytes) -> bool:
     )
 
 
+def _odf(key: str, kind: str, template: str) -> Format:
+    """An OpenDocument format: a ZIP whose "mimetype" member names the `kind` ("text"),
+    or its template's ("text-template"), which starts the same."""
+    mime = f"application/vnd.oasis.opendocument.{kind}"
+    return Format(
+        key=key,
+        label=f"OpenDocument {kind} ({key.upper()})",
+        mime_type=mime,
+        extensions=(f".{key}", template),
+        extractor=f"odf:extract_{key}",
+        requires="lxml",
+        other_mime_types=(f"{mime}-template",),
+        zip_member="mimetype",
+        zip_member_content=mime.encode(),
+    )
+
+
 _OOXML = "application/vnd.openxmlformats-officedocument"
 PDF = Format(
     key="pdf",
@@ -145,16 +162,10 @@ TEXT = Format(
     textual=True,
 )
 
-ODT = Format(
-    key="odt",
-    label="OpenDocument text (ODT)",
-    mime_type="application/vnd.oasis.opendocument.text",
-    extensions=(".odt",),
-    extractor="odt:extract_odt",
-    requires="lxml",
-    zip_member="mimetype",
-    zip_member_content=b"application/vnd.oasis.opendocument.text",
-)
+# Templates (.ott, .ots, .otp) hold the same content as documents.
+ODT = _odf("odt", "text", ".ott")
+ODS = _odf("ods", "spreadsheet", ".ots")
+ODP = _odf("odp", "presentation", ".otp")
 XLSX = Format(
     key="xlsx",
     label="Excel (XLSX)",
@@ -173,6 +184,16 @@ PPTX = Format(
     extractor="pptx:extract_pptx",
     requires="python-pptx",
     zip_member="ppt/presentation.xml",
+)
+EPUB = Format(
+    key="epub",
+    label="E-book (EPUB)",
+    mime_type="application/epub+zip",
+    extensions=(".epub",),
+    extractor="epub:extract_epub",
+    requires="lxml",
+    zip_member="mimetype",
+    zip_member_content=b"application/epub+zip",
 )
 RTF = Format(
     key="rtf",
@@ -316,7 +337,10 @@ FORMATS: tuple[Format, ...] = (
     DOCX,
     ODT,
     XLSX,
+    ODS,
     PPTX,
+    ODP,
+    EPUB,
     RTF,
     EMAIL,
     HTML,

@@ -1,0 +1,492 @@
+"""OpenDocument extraction from content.xml: a text's (ODT) headings and paragraphs in
+order, then its notes, headers and footers; a spreadsheet's (ODS) shown sheets, row
+by row; a presentation's (ODP) slides, each with its speaker notes.
+
+The text is walked here, in content.xml as lxml parses it: odfdo's text of a
+paragraph carries its opinions (links as Markdown, comments with their author and
+date, whose date it parses, so a comment dated 0000-00-00 as LibreOffice writes
+it failed the file), and the deleted text of tracked changes sits in the body.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from itertools import chain
+from typing import Any
+
+from .archive import checked_zip
+from .base import (
+    DTD_REASON,
+    CorruptFileError,
+    EncryptedFileError,
+    ExtractionResult,
+    ExtractOptions,
+    TextBuilder,
+    parse_xml,
+    unreadable,
+)
+
+_TEXT = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
+_OFFICE = "{urn:oasis:names:tc:opendocument:xmlns:office:1.0}"
+_DRAW = "{urn:oasis:names:tc:opendocument:xmlns:drawing:1.0}"
+_BLOCKS = (f"{_TEXT}p", f"{_TEXT}h")
+# Not the reader's text where they stand: comments, deleted text kept for
+# tracked changes, and notes (read after the body, as Word's are).
+_NOTE = f"{_TEXT}note"
+_ASIDE = {f"{_OFFICE}annotation", f"{_TEXT}tracked-changes", _NOTE}
+_STYLE = "{urn:oasis:names:tc:opendocument:xmlns:style:1.0}"
+_FO = "{urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0}"
+_PAGE_MARGINS = tuple(
+    f"{_STYLE}{where}{page}"
+    for where in ("header", "footer")
+    for page in ("", "-first", "-left")
+)
+_SPACE, _TAB, _BREAK = f"{_TEXT}s", f"{_TEXT}tab", f"{_TEXT}line-break"
+_MAX_SPACES = 1024
+# ODF 1.2 §6.1.2: in a paragraph, runs of these collapse to one space, and none
+# counts at its start or end; text:s, text:tab and text:line-break are the real ones.
+_WHITE_SPACE = re.compile(r"[ \t\r\n]+")
+# Hidden text: a section, a paragraph or characters (their style's Hidden
+# attribute), a hidden-paragraph or hidden-text field whose condition held.
+_SECTION = f"{_TEXT}section"
+_STYLED = {f"{_TEXT}p": "paragraph", f"{_TEXT}h": "paragraph", f"{_TEXT}span": "text"}
+_HIDDEN_PARAGRAPH, _HIDDEN_TEXT = f"{_TEXT}hidden-paragraph", f"{_TEXT}hidden-text"
+_DISPLAY = (f"{_TEXT}display", f"{_FO}display")
+_PAGE_COUNT = re.compile(rb'meta:page-count="(\d+)"')
+# What an attribute's count (spaces, repeats) is taken as at most: int() refuses a
+# number of thousands of digits, and callers cap far lower.
+_MAX_COUNT = 10**9
+
+# Spreadsheets: sheets are tables, whose rows may stand in groups.
+_TABLE = "{urn:oasis:names:tc:opendocument:xmlns:table:1.0}"
+_SPREADSHEET = f"{_OFFICE}spreadsheet"
+_SHEET, _ROW = f"{_TABLE}table", f"{_TABLE}table-row"
+_ROW_GROUPS = {
+    f"{_TABLE}table-row-group",
+    f"{_TABLE}table-header-rows",
+    f"{_TABLE}table-rows",
+}
+_CELL, _COVERED_CELL = f"{_TABLE}table-cell", f"{_TABLE}covered-table-cell"
+_ROWS_REPEATED = f"{_TABLE}number-rows-repeated"
+_COLUMNS_REPEATED = f"{_TABLE}number-columns-repeated"
+# A sheet's size in LibreOffice and Excel: repeats past it are padding (a saved
+# sheet ends in an empty row repeated to the last one) or a hostile file's billion.
+_MAX_ROWS, _MAX_COLUMNS = 1_048_576, 16_384
+# A cell's stored value, for a cell that shows no text of its own (some generators
+# write none).
+_VALUES = tuple(
+    f"{_OFFICE}{name}"
+    for name in ("string-value", "value", "date-value", "time-value", "boolean-value")
+)
+# Presentations: slides are draw:page elements, each with its speaker notes.
+_PRESENTATION = f"{_OFFICE}presentation"
+_PAGE = f"{_DRAW}page"
+_SPEAKER_NOTES = "{urn:oasis:names:tc:opendocument:xmlns:presentation:1.0}notes"
+# Comments on a slide, as LibreOffice writes them (office:annotation in ODF 1.4).
+_SLIDE_COMMENT = "{http://openoffice.org/2009/office}annotation"
+
+
+def extract_odt(
+    path: str | os.PathLike[str], options: ExtractOptions
+) -> ExtractionResult:
+    """Extract the text of an OpenDocument text file, up to the limit."""
+    return _extract(path, options, "OpenDocument text (.odt)")
+
+
+def extract_ods(
+    path: str | os.PathLike[str], options: ExtractOptions
+) -> ExtractionResult:
+    """Each shown sheet's name, then its rows, cells separated by tabs (as XLSX's)."""
+    return _extract(path, options, "OpenDocument spreadsheet (.ods)")
+
+
+def extract_odp(
+    path: str | os.PathLike[str], options: ExtractOptions
+) -> ExtractionResult:
+    """Each slide's text in order (tables row by row), then its notes (as PPTX's)."""
+    return _extract(path, options, "OpenDocument presentation (.odp)")
+
+
+def _extract(
+    path: str | os.PathLike[str], options: ExtractOptions, kind: str
+) -> ExtractionResult:
+    """Read an ODF package as its body says it is (text, spreadsheet or presentation),
+    whatever it was stored as; `kind` names the file in messages."""
+    with checked_zip(path, kind, "content.xml") as archive:
+        names = set(archive.namelist())
+        manifest = (
+            archive.read("META-INF/manifest.xml")
+            if "META-INF/manifest.xml" in names
+            else b""
+        )
+        if b"encryption-data" in manifest:
+            raise EncryptedFileError(
+                "This OpenDocument file is protected by a password, so its text "
+                "cannot be read; save a copy without a password and upload that."
+            )
+        content = archive.read("content.xml")
+        styles = archive.read("styles.xml") if "styles.xml" in names else b""
+        meta = archive.read("meta.xml") if "meta.xml" in names else b""
+    body = _parse(content)
+    styles_root = _parse(styles) if styles else None
+    # Automatic styles are the part's own; common ones (styles.xml) serve both.
+    common = None if styles_root is None else styles_root.find(f"{_OFFICE}styles")
+    automatic = body.find(f"{_OFFICE}automatic-styles")
+    body_hidden = _hidden_styles(common, automatic)
+    text = TextBuilder(options.max_chars)
+    document = _document(body)
+    page_count = None
+    if document is not None and document.tag == _SPREADSHEET:
+        extractor = "ods"
+        hidden_sheets = _hidden_sheets(common, automatic)
+        text.extend(_sheets(document, body_hidden, hidden_sheets, options.max_chars))
+    elif document is not None and document.tag == _PRESENTATION:
+        extractor = "odp"
+        slides = list(document.iterchildren(_PAGE))
+        page_count = len(slides) or None
+        text.extend(_slides(slides, body_hidden, options.max_chars))
+    else:
+        extractor = "odt"
+        # Headers and footers after the body and notes, as DOCX's.
+        text.extend(
+            chain(_blocks(body, body_hidden), _headers_and_footers(styles_root))
+        )
+        count = _PAGE_COUNT.search(meta)
+        page_count = (int(count.group(1)) or None) if count else None
+    body_text = text.text.strip("\n")
+    return ExtractionResult(
+        text=body_text,
+        page_count=page_count,
+        confidence=1.0 if body_text.strip() else 0.0,
+        extractor=extractor,
+        note=text.note,
+    )
+
+
+def _document(root: Any) -> Any:
+    """The body's document element: office:text, office:spreadsheet, ...; None if
+    the body holds none."""
+    body = root.find(f"{_OFFICE}body")
+    if body is None:
+        return None
+    return next((child for child in body if isinstance(child.tag, str)), None)
+
+
+def _parse(xml: bytes) -> Any:
+    """The root of one of the package's XML parts."""
+    from lxml import etree
+
+    try:
+        root = parse_xml(xml)
+    except etree.XMLSyntaxError as exc:
+        raise unreadable(exc, "its OpenDocument content cannot be read") from exc
+    if root.getroottree().docinfo.doctype:
+        raise CorruptFileError(f"its XML cannot be parsed ({DTD_REASON})")
+    return root
+
+
+def _hidden_styles(*parts: Any) -> frozenset[tuple[str, str]]:
+    """The (family, name) of each style whose text is hidden (Format › Character ›
+    Hidden), by its own text properties or those it inherits."""
+    styles: dict[tuple[str, str], tuple[str | None, str | None]] = {}
+    for part in parts:
+        if part is None:
+            continue
+        for style in part.iter(f"{_STYLE}style"):
+            key = (style.get(f"{_STYLE}family", ""), style.get(f"{_STYLE}name", ""))
+            display = None
+            props = style.find(f"{_STYLE}text-properties")
+            if props is not None:
+                display = next(filter(None, map(props.get, _DISPLAY)), None)
+            styles[key] = (display, style.get(f"{_STYLE}parent-style-name"))
+    hidden = set()
+    for key in styles:
+        current, seen = key, set()
+        while current in styles and current not in seen:  # a loop ends the walk
+            seen.add(current)
+            display, parent = styles[current]
+            if display is not None:
+                if display == "none":
+                    hidden.add(key)
+                break
+            current = (key[0], parent or "")
+    return frozenset(hidden)
+
+
+def _hidden(el: Any, hidden_styles: frozenset[tuple[str, str]]) -> bool:
+    """True when LibreOffice does not show the element's text."""
+    tag = el.tag
+    if tag == _SECTION:
+        return el.get(f"{_TEXT}display") == "none"
+    if tag == _HIDDEN_TEXT:
+        return el.get(f"{_TEXT}is-hidden") == "true"
+    family = _STYLED.get(tag)
+    if family is None:
+        return False
+    if (family, el.get(f"{_TEXT}style-name", "")) in hidden_styles:
+        return True
+    return family == "paragraph" and any(
+        field.get(f"{_TEXT}is-hidden") == "true"
+        and next(field.iterancestors(*_BLOCKS)) is el
+        for field in el.iter(_HIDDEN_PARAGRAPH)
+    )
+
+
+def _headers_and_footers(styles: Any) -> Iterator[str]:
+    """The master pages' headers and footers (styles.xml), each text once."""
+    if styles is None:
+        return
+    hidden_styles = _hidden_styles(styles)
+    seen = set()
+    for part in styles.iter(*_PAGE_MARGINS):
+        for block in part.iter(*_BLOCKS):
+            if _shown(block, hidden_styles):
+                line = _text(block, hidden_styles)
+                if line.strip() and line not in seen:
+                    seen.add(line)
+                    yield line
+
+
+def _blocks(root: Any, hidden_styles: frozenset[tuple[str, str]]) -> Iterator[str]:
+    """Each heading and paragraph of the body in order, then the notes' paragraphs."""
+    notes = []
+    body = root.find(f"{_OFFICE}body")
+    for block in (root if body is None else body).iter(*_BLOCKS):
+        if not _shown(block, hidden_styles):
+            continue
+        owner = _aside(block)
+        if owner is None:
+            yield _text(block, hidden_styles)
+        elif owner.tag == _NOTE:
+            notes.append(_text(block, hidden_styles))
+    yield from notes
+
+
+def _shown(block: Any, hidden_styles: frozenset[tuple[str, str]]) -> bool:
+    """False for a block hidden itself or inside something hidden (a section, a
+    paragraph or characters holding the text box it stands in)."""
+    return not any(
+        _hidden(el, hidden_styles) for el in chain((block,), block.iterancestors())
+    )
+
+
+def _aside(block: Any) -> Any:
+    """The comment, note or tracked change that holds a block, if any."""
+    for ancestor in block.iterancestors():
+        if ancestor.tag in _ASIDE:
+            return ancestor
+    return None
+
+
+def _text(block: Any, hidden_styles: frozenset[tuple[str, str]]) -> str:
+    """A paragraph's text as the page shows it: white space collapsed, spaces,
+    tabs and line breaks written out, what stands aside or is hidden left out,
+    and drawings (text boxes, shapes), whose paragraphs are read on their own turn."""
+    pieces: list[tuple[str, bool]] = []
+    _pieces(block, hidden_styles, pieces)
+    return _collapse(pieces)
+
+
+def _pieces(
+    el: Any, hidden_styles: frozenset[tuple[str, str]], pieces: list[tuple[str, bool]]
+) -> None:
+    """Append the element's text as (text, written out) pieces: written-out ones
+    (text:s, text:tab, text:line-break) keep their white space, the rest collapse."""
+    pieces.append((el.text or "", False))
+    for child in el:
+        tag = child.tag
+        if tag == _SPACE:
+            # Capped: a hostile file may ask for a billion spaces.
+            spaces = min(_count(child.get(f"{_TEXT}c")), _MAX_SPACES)
+            pieces.append((" " * spaces, True))
+        elif tag == _TAB:
+            pieces.append(("\t", True))
+        elif tag == _BREAK:
+            pieces.append(("\n", True))
+        elif (
+            isinstance(tag, str)
+            and tag not in _ASIDE
+            and not tag.startswith(_DRAW)
+            and not _hidden(child, hidden_styles)
+        ):
+            _pieces(child, hidden_styles, pieces)  # spans, links, fields
+        pieces.append((child.tail or "", False))
+
+
+def _collapse(pieces: list[tuple[str, bool]]) -> str:
+    """The pieces joined, white space collapsed as ODF 1.2 §6.1.2 says: a run is
+    one space, none at the paragraph's start or end (nor, for clean lines, at a
+    line break's sides); written-out pieces are kept as they are."""
+    out: list[str] = []
+    drop_space = True  # at the start, and after a collapsed space
+    ends_soft = False  # the text so far ends with a collapsed space
+    for piece, written in pieces:
+        if written:
+            if piece == "\n":
+                if ends_soft:
+                    out[-1] = out[-1][:-1]
+                drop_space = True
+            else:
+                drop_space = False
+            ends_soft = False
+            out.append(piece)
+            continue
+        piece = _WHITE_SPACE.sub(" ", piece)
+        if drop_space and piece.startswith(" "):
+            piece = piece[1:]
+        if piece:
+            out.append(piece)
+            drop_space = ends_soft = piece.endswith(" ")
+    if ends_soft:
+        out[-1] = out[-1][:-1]
+    return "".join(out)
+
+
+def _count(value: str | None) -> int:
+    """An attribute's count (text:c, a repeat): 1 unless a positive number, and
+    _MAX_COUNT at most."""
+    if not value or not (value.isascii() and value.isdigit()):
+        return 1  # "²" is a digit to str.isdigit(), not to int()
+    return max(1, int(value)) if len(value) < 10 else _MAX_COUNT
+
+
+# --- Spreadsheets (ODS) ----------------------------------------------------------------
+
+
+def _hidden_sheets(*parts: Any) -> frozenset[str]:
+    """The names of the table styles that hide a sheet (Sheet › Hide Sheet)."""
+    hidden = set()
+    for part in parts:
+        if part is None:
+            continue
+        for style in part.iter(f"{_STYLE}style"):
+            props = style.find(f"{_STYLE}table-properties")
+            if (
+                style.get(f"{_STYLE}family") == "table"
+                and props is not None
+                and props.get(f"{_TABLE}display") == "false"
+            ):
+                hidden.add(style.get(f"{_STYLE}name", ""))
+    return frozenset(hidden)
+
+
+def _sheets(
+    spreadsheet: Any,
+    hidden_styles: frozenset[tuple[str, str]],
+    hidden_sheets: frozenset[str],
+    max_chars: int,
+) -> Iterator[str]:
+    """Each shown sheet's name, its rows, then a blank line, as XLSX's are read."""
+    for sheet in spreadsheet.iterchildren(_SHEET):
+        # Hidden rows and columns are read, as XLSX's: they often hold what people
+        # look up.
+        if sheet.get(f"{_TABLE}style-name") in hidden_sheets:
+            continue
+        yield sheet.get(f"{_TABLE}name", "")
+        yield from _rows(sheet, hidden_styles, max_chars)
+        yield ""
+
+
+def _rows(
+    table: Any, hidden_styles: frozenset[tuple[str, str]], max_chars: int
+) -> Iterator[str]:
+    """A table's rows that hold a value, cells separated by tabs; a repeated row
+    (table:number-rows-repeated) is read as often, within a sheet's size."""
+    position = 0
+    for row in _table_rows(table):
+        times = min(_count(row.get(_ROWS_REPEATED)), _MAX_ROWS - position)
+        position += times
+        line = _row(row, hidden_styles, max_chars)
+        if line:
+            for _ in range(times):  # the reader stops asking at the text limit
+                yield line
+        if position >= _MAX_ROWS:
+            return
+
+
+def _table_rows(parent: Any) -> Iterator[Any]:
+    """The rows of a table in order, those in groups and header rows included."""
+    for child in parent:
+        if child.tag == _ROW:
+            yield child
+        elif child.tag in _ROW_GROUPS:
+            yield from _table_rows(child)
+
+
+def _row(row: Any, hidden_styles: frozenset[tuple[str, str]], max_chars: int) -> str:
+    """A row's cells separated by tabs, up to its last value ("" for none). A
+    repeated cell (table:number-columns-repeated) is read as often, within a sheet's
+    width, and the line ends once past `max_chars`, where the text is cut anyway."""
+    pieces: list[str] = []
+    size = columns = written = gap = 0  # gap: empty cells since the last value
+    for cell in row.iterchildren(_CELL, _COVERED_CELL):
+        times = min(_count(cell.get(_COLUMNS_REPEATED)), _MAX_COLUMNS - columns)
+        columns += times
+        # A covered cell lies under a merged one: what it may still hold is not shown.
+        value = _cell(cell, hidden_styles) if cell.tag == _CELL else ""
+        if not value:
+            gap += times  # its tabs are written only if a value follows
+        for _ in range(times if value else 0):
+            pieces.append("\t" * (gap + (written > 0)) + value)
+            size += len(pieces[-1])
+            written, gap = written + gap + 1, 0
+            if size > max_chars:
+                return "".join(pieces)
+        if columns >= _MAX_COLUMNS:
+            break
+    return "".join(pieces)
+
+
+def _cell(cell: Any, hidden_styles: frozenset[tuple[str, str]]) -> str:
+    """A cell's text as the sheet shows it, its paragraphs on one line (a formatted
+    number, date or amount as formatted); without a paragraph, its stored value."""
+    paragraphs = [
+        _text(block, hidden_styles)
+        for block in cell.iter(*_BLOCKS)
+        if _aside(block) is None and _shown(block, hidden_styles)
+    ]
+    if not paragraphs:
+        return next(filter(None, map(cell.get, _VALUES)), "").strip()
+    # Tabs and line breaks inside a cell would read as the next cell or row.
+    return " ".join(" ".join(paragraphs).split())
+
+
+# --- Presentations (ODP) ---------------------------------------------------------------
+
+
+def _slides(
+    slides: list[Any], hidden_styles: frozenset[tuple[str, str]], max_chars: int
+) -> Iterator[str]:
+    """Each slide's lines, then its speaker notes, then a blank line, as PPTX's."""
+    for slide in slides:
+        yield from _shape_lines(slide, hidden_styles, max_chars)
+        for notes in slide.iterchildren(_SPEAKER_NOTES):
+            yield from _shape_lines(notes, hidden_styles, max_chars)
+        yield ""
+
+
+def _shape_lines(
+    parent: Any, hidden_styles: frozenset[tuple[str, str]], max_chars: int
+) -> Iterator[str]:
+    """The non-empty paragraphs of the shapes under `parent` in order (frames, text
+    boxes, groups, a shape anchored in a paragraph after it), a table row by row;
+    comments and speaker notes left out."""
+    for child in parent:
+        tag = child.tag
+        if (
+            not isinstance(tag, str)
+            or tag in _ASIDE
+            or tag in (_SPEAKER_NOTES, _SLIDE_COMMENT)
+            or _hidden(child, hidden_styles)
+        ):
+            continue
+        if tag == _SHEET:
+            yield from _rows(child, hidden_styles, max_chars)
+            continue
+        if tag in _BLOCKS:
+            line = _text(child, hidden_styles)
+            if line.strip():
+                yield line
+        yield from _shape_lines(child, hidden_styles, max_chars)
