@@ -21,6 +21,7 @@ from django.db import DatabaseError, connection, transaction
 from jobqueue import operations, sql
 from jobqueue.faults import Backoff, drop_connection, is_database_fault
 from jobqueue.models import (
+    ErrorType,
     QueueControl,
     QueueItem,
     Status,
@@ -79,6 +80,7 @@ class _Drain:
     deadline: float | None
     started: float = field(default_factory=time.monotonic)
     taken: int = 0
+    cut: bool = False  # stopped at the deadline, jobs still running
     # Guards ``taken``: threads reserve each claim in it, so together they never
     # exceed the limit.
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -93,6 +95,13 @@ class _Drain:
 
     def expired(self) -> bool:
         return self.deadline is not None and time.monotonic() >= self.deadline
+
+    def outgrown(self, job_started: float) -> bool:
+        """A job cut at the deadline after half the budget or more: it does not fit
+        the budget (one begun late was merely unlucky)."""
+        if not self.cut or self.deadline is None:
+            return False
+        return job_started - self.started <= (self.deadline - self.started) / 2
 
 
 def job_fields(event: str, item: QueueItem, worker_id: str) -> dict[str, Any]:
@@ -302,8 +311,9 @@ class ExtractionWorker:
 
         At most ``limit`` jobs. With ``time_budget`` (seconds) a job is started only
         while the time left exceeds the average job of this run, and one still
-        running at the deadline is stopped and released (no attempt charged), so a
-        request ends before a proxy's timeout. A run killed anyway leaves its jobs
+        running at the deadline is stopped, so a request ends before a proxy's
+        timeout: charged as a timeout when it had half the budget or more
+        (``_give_back``), released uncharged otherwise. A run killed anyway leaves its jobs
         under heartbeats that stop: the next run, or any worker, rescues them; its
         children die with it (``init_child``).
         """
@@ -328,6 +338,7 @@ class ExtractionWorker:
         finally:
             if not clean:
                 self._wait_for_jobs_in_threads()
+                self._drain.cut = True
             # Past the deadline: what is still running is stopped and released.
             self.stop(timeout=5.0 if clean else 0.0)
         completed = sum(s.jobs_completed for s in self._states)
@@ -721,18 +732,45 @@ class ExtractionWorker:
             self._emit("job_failed", item, recorded.error_message)
 
     def _give_back(self, state: _ThreadState, flight: Flight) -> None:
-        """A cancelled extraction: release the job, if it is still this worker's."""
-        state.held.pop(flight.item.pk, None)
+        """A cancelled extraction: release the job, if it is still this worker's. One
+        that had most of a drain's budget and still did not finish is charged as a
+        timeout instead: released uncharged it would come first again in every run,
+        spend every budget and starve the jobs behind it."""
+        item = flight.item
+        state.held.pop(item.pk, None)
+        drain = self._drain
         try:
-            released = self.queue.release(
-                flight.item.pk, worker_id=state.worker_id, attempt=flight.item.attempts
-            )
+            if drain is not None and drain.outgrown(flight.started):
+                budget = drain.deadline - drain.started
+                message = (
+                    f"Stopped at the end of a cron run's {budget:g} s budget "
+                    "(CRON_BUDGET_SECONDS, --budget): a job this long needs a "
+                    "worker (manage.py process_queue) or a larger budget."
+                )
+                kept = self.queue.failed(
+                    item.pk,
+                    message,
+                    ErrorType.TIMEOUT,
+                    self.max_retries,
+                    worker_id=state.worker_id,
+                    attempt=item.attempts,
+                    extraction_time_ms=int((time.monotonic() - flight.started) * 1000),
+                )
+                if kept:
+                    state.jobs_failed += 1
+                    failure = Outcome(False, None, ErrorType.TIMEOUT, message)
+                    log_outcome(item, state.worker_id, failure)
+                    self._emit("job_failed", item, message)
+            else:
+                kept = self.queue.release(
+                    item.pk, worker_id=state.worker_id, attempt=item.attempts
+                )
+                if kept:
+                    logger.info("[%s] released job %s", state.worker_id, item.pk)
         except DatabaseError:
             state.reconcile = True
             raise
-        if released:
-            logger.info("[%s] released job %s", state.worker_id, flight.item.pk)
-        else:
+        if not kept:
             self._refused(state, flight)
 
     def _refused(self, state: _ThreadState, flight: Flight) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import pty
+import signal
 import socket
 import subprocess
 import sys
@@ -17,7 +18,13 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
-from jobqueue.models import ExtractionMetric, QueueControl, QueueItem, Status
+from jobqueue.models import (
+    ExtractionMetric,
+    QueueControl,
+    QueueItem,
+    Status,
+    WorkerHeartbeat,
+)
 from jobqueue.worker import process_document_queue
 from tests.conftest import REPO_ROOT, free_port, wait_for
 from tests.db_faults import PROXY_PORTS
@@ -31,18 +38,53 @@ def slow_extractor(settings):
     settings.QUEUE_EXTRACT_FUNCTION = SLOW_EXTRACTOR["QUEUE_EXTRACT_FUNCTION"]
 
 
-def test_a_job_still_running_when_the_budget_ends_is_released_uncharged(
+def test_a_job_that_outlasts_the_budget_is_charged_and_the_queue_moves_on(
     slow_extractor, user, queue
 ):
-    quick = queue.enqueue(store(user, "quick.txt", b"quick text").pk)
-    slow = queue.enqueue(store(user, "slow.txt", b"sleep:30 slow text").pk)
+    # Released uncharged, the slow job came first in every run, spent every budget
+    # and starved the jobs behind it.
+    slow = queue.enqueue(store(user, "slow.txt", b"sleep:30 slow text").pk, 5)
+    behind = queue.enqueue(store(user, "behind.txt", b"waiting text").pk)
     began = time.monotonic()
     counts = process_document_queue(time_budget=2)
     assert time.monotonic() - began < 15, "the run ends near its budget"
-    assert counts == {"processed": 1, "completed": 1, "failed": 0}
-    assert QueueItem.objects.get(pk=quick).status == Status.COMPLETED
+    assert counts == {"processed": 1, "completed": 0, "failed": 1}
     job = QueueItem.objects.get(pk=slow)
-    assert (job.status, job.attempts) == (Status.PENDING, 0)
+    assert (job.status, job.attempts, job.error_type) == (
+        Status.RETRY_PENDING,
+        1,
+        "timeout",
+    )
+    assert "budget" in job.error_message and "process_queue" in job.error_message
+    assert process_document_queue(time_budget=2)["completed"] == 1
+    assert QueueItem.objects.get(pk=behind).status == Status.COMPLETED
+
+
+def test_once_stopped_by_a_signal_releases_its_job_uncharged(
+    user, queue, child_env, slow_extractor
+):
+    job = queue.enqueue(store(user, "slow.txt", b"sleep:30 slow text").pk)
+    env = {**child_env, **SLOW_EXTRACTOR}
+    proc = subprocess.Popen(
+        [sys.executable, "manage.py", "process_queue", "--once", "--stop-timeout", "1"],
+        cwd=REPO_ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for(lambda: QueueItem.objects.get(pk=job).status == Status.PROCESSING, 30)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err and "rescued" not in err
+    item = QueueItem.objects.get(pk=job)
+    assert (item.status, item.attempts) == (Status.PENDING, 0)
+    assert not WorkerHeartbeat.objects.exclude(status="stopped").exists()
+    assert not ExtractionMetric.objects.filter(outcome="refused").exists()
 
 
 def test_once_and_cron_honour_the_pause_switch(user, queue, child_env, settings):

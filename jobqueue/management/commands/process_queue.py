@@ -125,8 +125,10 @@ class Command(BaseCommand):
         if once:
             # A drain of what is due now: one thread as the cron endpoint, unless
             # told otherwise.
+            worker = ExtractionWorker(num_workers=workers or 1, name="cron", **options)
+            register_signal_handlers(worker, stop_timeout=stop_timeout)
             self._run_once(
-                ExtractionWorker(num_workers=workers or 1, name="cron", **options),
+                worker,
                 limit,
                 settings.CRON_BUDGET_SECONDS if budget is None else budget,
             )
