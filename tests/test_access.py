@@ -216,6 +216,14 @@ PROJECT: dict[str, list[Case]] = {
             anonymous_to_login=False,
         ),
     ],
+    "queue/cron": [
+        Case(
+            lambda w: "/queue/cron",
+            expect(401, 401, 401, 401, 401, 401),
+            "post",
+            anonymous_to_login=False,
+        ),
+    ],
     # The admin site's own pages.
     "admin:index": [Case(lambda w: "/admin/", admin_page(200, 200, 200))],
     "admin:login": [
@@ -559,7 +567,7 @@ def test_an_active_job_cannot_be_deleted_even_by_a_superuser(world):
 
 # Views that take no browser session (their credential is a header, not a cookie),
 # and the API's answer to an address that is no endpoint, which changes nothing.
-CSRF_EXEMPT = {"jobqueue:cron", "api/^.*$"}
+CSRF_EXEMPT = {"jobqueue:cron", "queue/cron", "api/^.*$"}
 
 
 @pytest.mark.django_db
