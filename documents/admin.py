@@ -100,7 +100,7 @@ class DocumentAdmin(OperatorsMayView, admin.ModelAdmin):
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Document]:
         # The list never shows the text, which can be megabytes per row.
-        return super().get_queryset(request).defer("text")
+        return super().get_queryset(request).without_text()
 
     def delete_model(self, request: HttpRequest, obj: Document) -> None:
         # Through the service, so the stored file goes with the row.

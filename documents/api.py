@@ -82,7 +82,7 @@ def _document(request: Request, pk: int, *, text: bool = False) -> Document:
     """One of the user's documents (staff: anyone's), or a JSON 404."""
     documents = Document.objects.for_user(request.user)
     if not text:
-        documents = documents.defer("text")
+        documents = documents.without_text()
     try:
         return documents.get(pk=pk)
     except Document.DoesNotExist:
@@ -186,7 +186,7 @@ class DocumentList(generics.ListAPIView):
         return query.validated_data
 
     def get_queryset(self):
-        documents = Document.objects.for_user(self.request.user).defer("text")
+        documents = Document.objects.for_user(self.request.user).without_text()
         documents = documents.prefetch_related("tags")
         query = self.query()
         if "status" in query:

@@ -72,7 +72,7 @@ def _actionable(user) -> QuerySet:
 def delete(request: HttpRequest, pk: int) -> HttpResponse:
     """Ask first (GET), then delete the document, its file, text and jobs (POST)."""
     document = get_object_or_404(
-        Document.objects.for_user(request.user).defer("text"), pk=pk
+        Document.objects.for_user(request.user).without_text(), pk=pk
     )
     if not can_delete(request.user, document):
         raise PermissionDenied("Only the owner or an operator may delete a document.")
@@ -99,7 +99,7 @@ def bulk(request: HttpRequest) -> HttpResponse:
     if action == "download":
         return _download_zip(request, ids)
     documents = list(
-        _actionable(request.user).filter(pk__in=ids).defer("text").order_by("pk")
+        _actionable(request.user).filter(pk__in=ids).without_text().order_by("pk")
     )
     left_alone = len(set(ids)) - len(documents)
     if not documents:
@@ -212,7 +212,7 @@ def _download_zip(request: HttpRequest, ids: list[int]) -> HttpResponse:
 def page_image(request: HttpRequest, pk: int, number: int) -> FileResponse:
     """One page of the owner's PDF as a PNG (drawn once, then kept)."""
     documents = Document.objects.filter(owner=request.user, mime_type=PDF.mime_type)
-    document = get_object_or_404(documents.defer("text"), pk=pk)
+    document = get_object_or_404(documents.without_text(), pk=pk)
     try:
         name = page_png(document, number)
     except PageUnavailable as error:

@@ -26,6 +26,11 @@ class DocumentQuerySet(models.QuerySet["Document"]):
             return self
         return self.filter(owner=user)
 
+    def without_text(self) -> DocumentQuerySet:
+        """Without the large columns (the text and its search grams), which only a
+        document's own page and the search read."""
+        return self.defer("text", "search_grams")
+
 
 class Tag(models.Model):
     """A person's own label for their documents; one name per person, in any case."""
@@ -66,6 +71,9 @@ class Document(models.Model):
     error_type = models.CharField(max_length=32, blank=True)
     error_message = models.TextField(blank=True)
     text = models.TextField(blank=True)
+    # Chinese, Japanese, Korean and Thai words of the title, file name and text as
+    # bigrams, for the search index (documents.search.search_grams); "" without them.
+    search_grams = models.TextField(blank=True, default="", editable=False)
     page_count = models.PositiveIntegerField(null=True, blank=True)
     confidence = models.FloatField(null=True, blank=True)
     extractor = models.CharField(max_length=64, blank=True)

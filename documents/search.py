@@ -18,6 +18,12 @@ SQLite's progress handler) and a runaway query ends as ``SearchTooBroad``; resul
 a page at a time; snippets are cut from the first ``SNIPPET_WINDOW_CHARS`` of a hit's
 text here, in Python, never by the engine over the whole text (FTS5's ``snippet()``
 reads every byte of a 49 MB document).
+
+Chinese, Japanese and Thai are written without spaces, and Korean words take their
+particles attached ("서울에서"): both engines take such a run as one word, so "東京" in
+"私は東京に住んでいます" would never be found. Those runs are also stored as
+overlapping bigrams (``search_grams``, Lucene's CJK bigrams), and a query word in
+those scripts is looked for as the phrase of its bigrams, in any column.
 """
 
 from __future__ import annotations
@@ -75,13 +81,52 @@ def _combining_marks() -> str:
     return "".join(f"{chr(first)}-{chr(last)}" for first, last in ranges)
 
 
+_MARKS = _combining_marks()
 # Letters and digits with their combining marks; everything else separates words, as
 # in FTS5's unicode61 and PostgreSQL's parser ("नमस्ते" is one word, not "नमस" "त").
-_WORD = re.compile(rf"[^\W_](?:[^\W_]|[{_combining_marks()}])*")
+_WORD = re.compile(rf"[^\W_](?:[^\W_]|[{_MARKS}])*")
 _TOKEN = re.compile(r'(-?)"([^"]*)"?(\*?)|(\S+)')
 # A Latin letter's combining accents, once decomposed (NFD): migration 0010 strips the
 # same from PostgreSQL's index, as FTS5's remove_diacritics 2 does in SQLite.
 _LATIN_ACCENTS = re.compile("([A-Za-z])[\u0300-\u036f]+")
+
+# Scripts whose words are not separated by spaces (Han with its extensions and
+# compatibility blocks, Hiragana, Katakana, Bopomofo, Thai), and Hangul, whose words
+# carry their particles. Migration 0011 keeps a copy for PostgreSQL (frozen there).
+CJK_RANGES = (
+    "\u0e00-\u0e7f"  # Thai
+    "\u1100-\u11ff"  # Hangul Jamo
+    "\u3005-\u3007"  # 々 〆 〇
+    "\u3031-\u3035\u303b\u303c"  # kana repeat marks, 〻 〼
+    "\u3040-\u30ff"  # Hiragana, Katakana
+    "\u3100-\u312f\u3130-\u318f\u31a0-\u31bf"  # Bopomofo, Hangul compat. Jamo
+    "\u31f0-\u31ff"  # Katakana phonetic extensions
+    "\u3400-\u4dbf\u4e00-\u9fff"  # CJK ideographs, extension A
+    "\ua960-\ua97f\uac00-\ud7ff"  # Hangul Jamo extended, syllables
+    "\uf900-\ufaff"  # CJK compatibility ideographs
+    "\uff66-\uffdc"  # half-width Katakana and Hangul
+    "\U0001b000-\U0001b16f"  # Kana supplement and extensions
+    "\U00020000-\U000323af"  # CJK extensions B to H, compatibility supplement
+)
+_CJK = re.compile(f"[{CJK_RANGES}]")
+# A character of those scripts with its combining marks (Thai vowels, kana voicing).
+_UNIT = f"[{CJK_RANGES}][{_MARKS}]*"
+_MARK = re.compile(f"[{_MARKS}]")
+_CJK_UNIT = re.compile(_UNIT)
+_CJK_RUN = re.compile(f"(?:{_UNIT})+")
+# What follows a run in the same word (letters, digits, marks: "2024年3月").
+_WORD_TAIL = re.compile(rf"(?:[^\W_]|[{_MARKS}])*")
+_WORDISH = re.compile(rf"[^\W_]|[{_MARKS}]")
+# Snippets count a pair of those characters as a word (a run can be a whole line).
+_SNIPPET_TOKEN = re.compile(
+    rf"(?P<cjk>(?:{_UNIT}){{1,2}})"
+    rf"|(?P<word>[^\W_{CJK_RANGES}](?:[^\W_{CJK_RANGES}]|[{_MARKS}])*)"
+)
+# The text is read for grams as far as PostgreSQL's index reads it (migration 0002),
+# and the grams stop at a budget that keeps PostgreSQL's tsvector (1 MB at most) far
+# from its limit: each different gram costs its bytes and about 5 more there.
+GRAMS_TEXT_CHARS = 250_000
+GRAMS_MAX_BYTES = 400_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +185,126 @@ def _left_out(reason: str, rest: str) -> str:
     return f"{reason}; “{shown}” was left out." if shown else ""
 
 
+def _pieces(word: str) -> list[tuple[str, bool]]:
+    """The word cut where its script changes: (piece, in those scripts) pairs."""
+    pieces, end = [], 0
+    for run in _CJK_RUN.finditer(word):
+        if run.start() > end:
+            pieces.append((word[end : run.start()], False))
+        pieces.append((run[0], True))
+        end = run.end()
+    if end < len(word):
+        pieces.append((word[end:], False))
+    return pieces
+
+
+def _bigrams(run: str, *, closed: bool) -> list[str]:
+    """Overlapping pairs of the run's characters; a closed run (one that ends there)
+    also gives its last character, so that a one-character search (a prefix) finds
+    it and no phrase runs on into the next run."""
+    if _MARK.search(run):
+        units = _CJK_UNIT.findall(run)
+        grams = [a + b for a, b in zip(units, units[1:], strict=False)]
+    else:
+        units = run  # one character each: pairs are slices, much faster
+        grams = [run[i : i + 2] for i in range(len(run) - 1)]
+    return [*grams, units[-1]] if closed or len(units) == 1 else grams
+
+
+def bigrams(text: str) -> str:
+    """The words of ``text`` that hold Chinese, Japanese, Korean or Thai, as bigrams
+    separated by spaces ("東京都に住む" → "東京 京都 都に に住 住む む"); what else such
+    a word holds comes along as it is ("2024年" → "2024 年"). Empty without them."""
+    return " ".join(_grams(text))
+
+
+def _grams(text: str) -> list[str]:
+    grams: list[str] = []
+    if not has_grams(text):
+        return grams  # most documents: a look at the text, nothing more
+    end = 0
+    for run in _CJK_RUN.finditer(text):
+        if run.start() < end:
+            continue  # part of the word already done
+        start = run.start()
+        while start > end and _WORDISH.fullmatch(text[start - 1]):
+            start -= 1
+        while start < run.start() and not _WORD.match(text[start]):
+            start += 1  # a word begins with a letter or digit, not with a mark
+        end = _WORD_TAIL.match(text, run.end()).end()
+        if start == run.start() and end == run.end():
+            grams += _bigrams(run[0], closed=True)  # most runs: nothing attached
+            continue
+        for piece, cjk in _pieces(text[start:end]):
+            grams += _bigrams(piece, closed=True) if cjk else [piece]
+    return grams
+
+
+def _cost(gram: str) -> int:
+    # Its bytes, and about as much again for its entry and a position in a tsvector.
+    return len(gram.encode()) + 5
+
+
+def search_grams(
+    *, text: str = "", title: str = "", original_filename: str = ""
+) -> str:
+    """What a document's ``search_grams`` holds: the ``bigrams`` of its title, file
+    name and text (as far as the index reads it), within ``GRAMS_MAX_BYTES``; empty
+    for a document without those scripts."""
+    parts = (title, original_filename, text[:GRAMS_TEXT_CHARS])
+    grams = [gram for part in parts for gram in _grams(part)]
+    if sum(map(_cost, dict.fromkeys(grams))) > GRAMS_MAX_BYTES:
+        seen: set[str] = set()
+        budget = GRAMS_MAX_BYTES
+        for end, gram in enumerate(grams):
+            if gram not in seen:
+                budget -= _cost(gram)
+                if budget < 0:
+                    grams = grams[:end]
+                    break
+                seen.add(gram)
+    return " ".join(grams)
+
+
+def has_grams(text: str) -> bool:
+    """Whether ``text`` holds a character that ``search_grams`` makes bigrams of."""
+    return not text.isascii() and bool(_CJK.search(text))
+
+
+def _gram_terms(t: Term) -> tuple[Term, ...]:
+    """The terms, all needed, that find ``t`` in the grams; none for a term without
+    those scripts. Consecutive words in them become one phrase of their bigrams (a
+    phrase, so the words are found inside longer runs: "東京" in "東京都に"); words in
+    other scripts stay words, looked for as before."""
+    if not any(has_grams(w) for w in t.words):
+        return ()
+    terms: list[Term] = []
+    chunks: list[tuple[list[str], bool]] = []
+    for word in t.words:
+        cjk = has_grams(word)
+        if chunks and chunks[-1][1] == cjk:
+            chunks[-1][0].append(word)
+        else:
+            chunks.append(([word], cjk))
+    for i, (words, cjk) in enumerate(chunks):
+        last = i == len(chunks) - 1
+        if not cjk:
+            terms.append(Term(words=tuple(words), prefix=t.prefix and last))
+            continue
+        pieces = [piece for word in words for piece in _pieces(word)]
+        grams: list[str] = []
+        for j, (piece, in_script) in enumerate(pieces):
+            # Only the last piece may run on in the text: "東京" is in "東京都".
+            closed = j < len(pieces) - 1
+            grams += _bigrams(piece, closed=closed) if in_script else [piece]
+        one_character = pieces[-1][1] and len(_CJK_UNIT.findall(pieces[-1][0])) == 1
+        prefix = one_character or (t.prefix and last)
+        terms.append(Term(words=tuple(grams), prefix=prefix))
+    if [(g.words, g.prefix) for g in terms] == [(t.words, t.prefix)]:
+        return ()  # a word of two characters is its own bigram
+    return tuple(terms)
+
+
 def parse_query(query: str) -> ParsedQuery:
     """Split a person's query into terms; anything that is not a word is ignored.
     ``NOT`` before a term excludes it, as ``-`` does; terms beyond the first
@@ -182,9 +347,15 @@ def parse_query(query: str) -> ParsedQuery:
                 query[match.start() :],
             )
             break
-        # In a phrase the words before the prefix narrow it down.
+        # In a phrase the words before the prefix narrow it down; a character of
+        # Chinese or Japanese is a word, found inside runs as its grams are.
         minimum = settings.SEARCH_MIN_PREFIX_CHARS
-        if term.prefix and len(term.words) == 1 and len(term.words[0]) < minimum:
+        if (
+            term.prefix
+            and len(term.words) == 1
+            and len(term.words[0]) < minimum
+            and not has_grams(term.words[0])
+        ):
             raise SearchTooBroad(
                 f"“{term.words[-1]}*” matches too much: give at least {minimum} "
                 "letters before the *."
@@ -209,6 +380,14 @@ def _searchable(word: str) -> str:
 
 
 def _fts5_term(t: Term) -> str:
+    # A word in those scripts: as the engine splits it (the whole run), or its grams.
+    grams = _gram_terms(t)
+    if not grams:
+        return _fts5_phrase(t)
+    return f"({_fts5_phrase(t)} OR (" + " AND ".join(map(_fts5_phrase, grams)) + "))"
+
+
+def _fts5_phrase(t: Term) -> str:
     # FTS5 folds accents itself, not Unicode's forms: a word typed decomposed (NFD) is
     # looked for composed too, as text mostly is; and as typed, for text that is not.
     star = "*" if t.prefix else ""
@@ -241,6 +420,16 @@ def _quoted_lexeme(word: str) -> str:
 
 
 def _postgres_term(t: Term, params: list[str]) -> str:
+    # As in _fts5_term: the word as the parser splits it, or its grams.
+    grams = _gram_terms(t)
+    if not grams:
+        return _postgres_phrase(t, params)
+    plain = _postgres_phrase(t, params)
+    found = " && ".join(_postgres_phrase(g, params) for g in grams)
+    return f"({plain} || ({found}))"
+
+
+def _postgres_phrase(t: Term, params: list[str]) -> str:
     words = [_searchable(w) for w in t.words]
     if not t.prefix:
         params.append(" ".join(words))
@@ -283,36 +472,69 @@ def _fold(word: str) -> str:
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
+def _needles(parsed: ParsedQuery) -> re.Pattern[str] | None:
+    """The query's words in Chinese, Japanese, Korean or Thai, as found inside the
+    text's longer runs ("東京" in "私は東京に"); None when it has none."""
+    words = {
+        unicodedata.normalize("NFC", w)
+        for g in parsed.groups
+        for t in g
+        for w in t.words
+        if has_grams(w)
+    }
+    if not words:
+        return None
+    longest_first = sorted(words, key=len, reverse=True)
+    return re.compile("|".join(map(re.escape, longest_first)), re.IGNORECASE)
+
+
 def make_snippet(text: str, parsed: ParsedQuery) -> SafeString:
     """Words around the first match in ``text`` with every matching word marked; the
     beginning of the text when nothing matches in it (a file-name match, or a match
-    beyond the window the caller read)."""
+    beyond the window the caller read). Words in Chinese, Japanese, Korean or Thai
+    are marked where they are inside a run, and two of their characters count as a
+    word."""
     words = {_fold(w) for g in parsed.groups for t in g for w in t.words}
     prefixes = tuple(_fold(t.words[-1]) for g in parsed.groups for t in g if t.prefix)
+    needles = _needles(parsed)
+    first_needle = needles.search(text) if needles else None
+    needle_at = first_needle.start() if first_needle else len(text)
 
-    def matches(word: str) -> bool:
+    def matches(word: str | None) -> bool:
+        if word is None:
+            return False
         folded = _fold(word)
         return folded in words or (bool(prefixes) and folded.startswith(prefixes))
 
     recent: deque[int] = deque(maxlen=SNIPPET_WORDS_BEFORE + 1)
     start = 0
-    for token in _WORD.finditer(text):
+    for token in _SNIPPET_TOKEN.finditer(text):
         recent.append(token.start())
-        if matches(token[0]):
+        if token.end() > needle_at or matches(token["word"]):
             start = recent[0]
             break
-    pieces, end = [], start
-    for count, token in enumerate(_WORD.finditer(text, start)):
+    marked: list[tuple[int, int]] = []
+    end = start
+    for count, token in enumerate(_SNIPPET_TOKEN.finditer(text, start)):
         if count >= SNIPPET_WORDS:
             break
-        word = token[0]
-        pieces += [
-            text[end : token.start()],
-            f"{MARK_START}{word}{MARK_END}" if matches(word) else word,
-        ]
+        if matches(token["word"]):
+            marked.append(token.span())
         end = token.end()
-    if not pieces:
+    if end == start:
         return mark_safe("")  # noqa: S308 - empty
+    if needles:
+        marked += [m.span() for m in needles.finditer(text, start, end)]
+    pieces, done = [], start
+    for first, last in sorted(marked):
+        if first < done:  # inside the mark before ("100" of "100円")
+            if last > done:
+                pieces[-2] += text[done:last]
+                done = last
+            continue
+        pieces += [text[done:first], MARK_START, text[first:last], MARK_END]
+        done = last
+    pieces.append(text[done:end])
     snippet = "".join(pieces).strip()
     prefix = "… " if start > 0 else ""
     suffix = " …" if end < len(text.rstrip()) else ""
@@ -373,17 +595,17 @@ def _sqlite_rows(
 ) -> list:
     # bm25 over the text alone: it scores by the length of all columns together, so a
     # name weight would let documents without text (not yet processed) win. The name
-    # is the file name and the owner's title.
+    # is the file name and the owner's title; the grams (0011) count as text.
     where, filter_params = filters
     sql = f"""
         SELECT d.id,
                documents_fts.rowid IN (
                    SELECT rowid FROM documents_fts WHERE documents_fts MATCH %s
                ) AS in_name,
-               -bm25(documents_fts, 0.0, 0.0, 1.0)
+               -bm25(documents_fts, 0.0, 0.0, 1.0, 1.0)
         FROM documents_fts JOIN documents_document d ON d.id = documents_fts.rowid
         WHERE documents_fts MATCH %s {where}
-        ORDER BY in_name DESC, bm25(documents_fts, 0.0, 0.0, 1.0), d.id DESC
+        ORDER BY in_name DESC, bm25(documents_fts, 0.0, 0.0, 1.0, 1.0), d.id DESC
         LIMIT %s OFFSET %s"""  # noqa: S608 - only our own constants are interpolated
     expression = fts5_match(parsed)
     params = [
@@ -502,7 +724,7 @@ def search_documents(
         rows = rows_of(parsed, filters, limit, offset)
         documents = (
             Document.objects.select_related("owner")
-            .defer("text")
+            .without_text()
             .annotate(text_start=Substr("text", 1, SNIPPET_WINDOW_CHARS))
         )
         by_id = documents.in_bulk([row[0] for row in rows])

@@ -12,11 +12,14 @@ from django.contrib.auth import get_user_model
 from django.core.files import File
 from django.core.files.storage import Storage
 from django.db import DatabaseError, IntegrityError, transaction
+from django.db.models import F
+from django.db.models.functions import Substr
 from django.utils import timezone
 
 from documents.extractors.base import ExtractionResult
 from documents.models import Document, Tag
 from documents.pages import forget_pages
+from documents.search import GRAMS_TEXT_CHARS, has_grams, search_grams
 from documents.uploads import CheckedUpload
 from jobqueue.models import Operation, Status
 from jobqueue.services import DocumentQueueService
@@ -89,6 +92,7 @@ def document_create(
     document = Document(
         owner=owner,
         original_filename=upload.filename,
+        search_grams=search_grams(original_filename=upload.filename),
         mime_type=upload.mime_type,
         size=upload.file.size,
         sha256=sha256,
@@ -196,8 +200,12 @@ def document_update_details(
             )[0]
             for name in tag_names
         ]
+        fields = ["title", "updated_at"]
+        if has_grams(title) or has_grams(document.title):
+            document.search_grams = document_grams(document.pk, title=title)
+            fields.append("search_grams")
         document.title = title
-        document.save(update_fields=["title", "updated_at"])
+        document.save(update_fields=fields)
         document.tags.set(tags)
         _drop_unused_tags(document.owner_id)
 
@@ -207,11 +215,32 @@ def _drop_unused_tags(owner_id: int) -> None:
     Tag.objects.filter(owner_id=owner_id, documents=None).delete()
 
 
+def document_grams(document_id: int, **changed: str) -> str:
+    """The document's ``search_grams`` once the ``changed`` fields (text, title,
+    original_filename) hold the given values; the others are read as stored. Every
+    write of those fields sets the grams with them, through here."""
+    stored = {
+        "text": Substr("text", 1, GRAMS_TEXT_CHARS),
+        "title": F("title"),
+        "original_filename": F("original_filename"),
+    }
+    read = {f"stored_{k}": v for k, v in stored.items() if k not in changed}
+    if read:
+        row = Document.objects.filter(pk=document_id).values(**read).get()
+        changed = {
+            **{k.removeprefix("stored_"): v or "" for k, v in row.items()},
+            **changed,
+        }
+    return search_grams(**changed)
+
+
 def document_store_result(*, document_id: int, result: ExtractionResult) -> None:
     """Save extracted text (call inside the job's transaction, so text and status
     change together; the database's own triggers keep the search index in step)."""
+    text = storable_text(result.text)
     Document.objects.filter(pk=document_id).update(
-        text=storable_text(result.text),
+        text=text,
+        search_grams=document_grams(document_id, text=text),
         page_count=result.page_count,
         confidence=result.confidence,
         extractor=result.extractor,

@@ -289,7 +289,7 @@ def _filtered(documents: QuerySet, filters: dict) -> QuerySet:
 @login_required
 def document_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """Metadata, live status, what went wrong in plain words, and the text."""
-    documents = Document.objects.for_user(request.user).defer("text")
+    documents = Document.objects.for_user(request.user).without_text()
     documents = documents.annotate(
         text_start=Substr("text", 1, TEXT_PREVIEW_CHARS), text_length=Length("text")
     )
@@ -340,7 +340,7 @@ def _viewer(request: HttpRequest, document: Document) -> dict:
 def document_status(request: HttpRequest, pk: int) -> JsonResponse:
     """The document's queue state, for pages that poll."""
     document = get_object_or_404(
-        Document.objects.for_user(request.user).defer("text"), pk=pk
+        Document.objects.for_user(request.user).without_text(), pk=pk
     )
     return JsonResponse(_status_json(document, _thumbnails_pending([document.pk])))
 
@@ -357,7 +357,7 @@ def document_statuses(request: HttpRequest) -> JsonResponse:
     documents = Document.objects.for_user(request.user).filter(pk__in=ids)
     pending = _thumbnails_pending(ids)
     return JsonResponse(
-        {"documents": [_status_json(d, pending) for d in documents.defer("text")]}
+        {"documents": [_status_json(d, pending) for d in documents.without_text()]}
     )
 
 
@@ -408,7 +408,7 @@ def search(request: HttpRequest) -> HttpResponse:
 def reprocess(request: HttpRequest, pk: int) -> HttpResponse:
     """Queue the document again and come back to its page."""
     document = get_object_or_404(
-        Document.objects.for_user(request.user).defer("text"), pk=pk
+        Document.objects.for_user(request.user).without_text(), pk=pk
     )
     if not can_reprocess(request.user, document):
         raise PermissionDenied("Only the owner or a queue operator may reprocess it.")
@@ -431,7 +431,7 @@ def reprocess(request: HttpRequest, pk: int) -> HttpResponse:
 def download(request: HttpRequest, pk: int) -> FileResponse:
     """The original file, for its owner and staff only (media is never public)."""
     document = get_object_or_404(
-        Document.objects.for_user(request.user).defer("text"), pk=pk
+        Document.objects.for_user(request.user).without_text(), pk=pk
     )
     try:
         stream = document.file.open("rb")

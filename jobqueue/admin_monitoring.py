@@ -163,7 +163,7 @@ class ExtractionMetricAdmin(OperatorsMayView, admin.ModelAdmin):
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         # The joined document's text can be megabytes per row; no page here shows it.
         queryset = super().get_queryset(request).select_related("document")
-        return queryset.defer("document__text")
+        return queryset.defer("document__text", "document__search_grams")
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

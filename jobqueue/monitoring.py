@@ -122,7 +122,7 @@ def overview(now: datetime) -> dict[str, Any]:
         "recent_failures": list(
             QueueItem.objects.filter(status=Status.FAILED)
             .select_related("document")
-            .defer("document__text")
+            .defer("document__text", "document__search_grams")
             .order_by(F("finished_at").desc(nulls_last=True), "-id")[:10]
         ),
         "control": QueueControl.objects.filter(pk=1).first(),
