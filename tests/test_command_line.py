@@ -40,15 +40,24 @@ BAD_INPUT = {
         # Without --once they would start a pool that never ends, from every cron run.
         (["--limit", "5"], "only with --once"),
         (["--budget", "20"], "only with --once"),
+        (["--once", "--budget", "1e12"], "too long"),
+        (["--timeout", "1e300"], "too long"),
+        (["--workers", "1000"], "out of range"),
+        # Other workers would take this one for dead, and run its jobs again.
+        (["--heartbeat-interval", "90"], "too long"),
     ],
     "clear_queue": [
         ([], "--older-than"),
         (["--older-than", "-1"], "not allowed"),
         (["--older-than", "7", "--status", "pending"], "invalid choice"),
+        (["--older-than", "1e9"], "too long"),
     ],
     "rescue_stale_jobs": [
         (["--minutes", "-5"], "not allowed"),
         (["--heartbeat-seconds", "inf"], "not allowed"),
+        (["--minutes", "1e12"], "too long"),
+        # A live worker's heartbeat is up to three intervals old.
+        (["--heartbeat-seconds", "1"], "live workers"),
     ],
     "import_documents": [
         (["--owner", "nobody", "."], "No user named"),

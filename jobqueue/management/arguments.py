@@ -24,8 +24,15 @@ def whole_number(low: int, high: int | None = None) -> Callable[[str], int]:
     return parse
 
 
+# A century in each unit: more is a typo, and PostgreSQL's timestamps (and the
+# platform's time_t) overflow long before a float does.
+_CENTURY = {"seconds": 3_155_760_000, "minutes": 52_596_000, "days": 36_525}
+
+
 def amount(unit: str, *, allow_zero: bool = False) -> Callable[[str], float]:
-    """A finite number of ``unit`` (seconds, minutes, days), above 0 (or from 0)."""
+    """A finite number of ``unit`` (seconds, minutes, days), above 0 (or from 0), and
+    at most a century."""
+    most = _CENTURY[unit]
 
     def parse(value: str) -> float:
         try:
@@ -35,11 +42,15 @@ def amount(unit: str, *, allow_zero: bool = False) -> Callable[[str], float]:
         if not math.isfinite(number) or number < 0 or (number == 0 and not allow_zero):
             wanted = "0 or more" if allow_zero else "more than 0"
             raise ArgumentTypeError(f"{value} {unit} is not allowed: use {wanted}")
+        if number > most:
+            raise ArgumentTypeError(f"{value} {unit} is too long: use at most {most:,}")
         return number
 
     return parse
 
 
 positive_int = whole_number(1)
+# Threads of one process, each with its extraction child: "1000" for "10" is a typo.
+worker_count = whole_number(1, 256)
 non_negative_int = whole_number(0)
 positive_seconds = amount("seconds")

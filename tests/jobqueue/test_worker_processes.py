@@ -236,8 +236,10 @@ def test_sigkilled_worker_job_is_rescued_and_completed_exactly_once(
 
 
 def test_a_document_that_kills_its_worker_every_time_ends_failed(
-    start_worker, user, queue
+    start_worker, user, queue, settings
 ):
+    # The workers' heartbeat interval (FAST), which rescue_stale_jobs checks against.
+    settings.QUEUE_HEARTBEAT_INTERVAL = 0.5
     job_id = queue.enqueue(store(user, "killer.txt", b"sleep:60").pk)
     env = {**SLOW_EXTRACTOR, "QUEUE_STALE_WORKER_SECONDS": "1"}
     for attempt in (1, 2):
@@ -256,7 +258,7 @@ def test_a_document_that_kills_its_worker_every_time_ends_failed(
     # the job fails instead of looping.
     def rescued() -> bool:
         call_command(
-            "rescue_stale_jobs", "--heartbeat-seconds", "1", stdout=io.StringIO()
+            "rescue_stale_jobs", "--heartbeat-seconds", "1.5", stdout=io.StringIO()
         )
         return QueueItem.objects.get(pk=job_id).status != Status.PROCESSING
 

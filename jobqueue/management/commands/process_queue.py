@@ -13,8 +13,9 @@ from jobqueue.management.arguments import (
     non_negative_int,
     positive_int,
     positive_seconds,
+    worker_count,
 )
-from jobqueue.models import QueueControl
+from jobqueue.models import QueueControl, stale_after
 from jobqueue.worker import ExtractionWorker, register_signal_handlers
 
 
@@ -28,7 +29,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument(
             "--workers",
-            type=positive_int,
+            type=worker_count,
             default=None,
             help="Worker threads, each with its extraction process (default: "
             "QUEUE_WORKERS; with --once, 1 as the cron endpoint).",
@@ -114,6 +115,15 @@ class Command(BaseCommand):
         if not once and (limit is not None or budget is not None):
             # A cron line without --once would start a pool that never ends, each run.
             raise CommandError("--limit and --budget apply only with --once.")
+        if 3 * heartbeat_interval > stale_after():
+            # Workers run with the settings judge this one by stale_after(): beating
+            # less often, it would look dead to them, and its jobs would run twice.
+            raise CommandError(
+                f"--heartbeat-interval {heartbeat_interval:g} is too long: other "
+                "workers would take this one for dead. Use at most a third of "
+                f"{stale_after():g} s (QUEUE_STALE_WORKER_SECONDS), or raise that "
+                "setting."
+            )
         self._configure_logging(verbosity)
         options = {
             "max_retries": max_retries,

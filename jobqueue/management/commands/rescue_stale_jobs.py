@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from jobqueue.management.arguments import amount
 from jobqueue.services import QueueManager
@@ -34,6 +34,14 @@ class Command(BaseCommand):
     def handle(
         self, *, minutes: float, heartbeat_seconds: float | None, **options
     ) -> None:
+        beats = 3 * settings.QUEUE_HEARTBEAT_INTERVAL
+        if heartbeat_seconds is not None and heartbeat_seconds < beats:
+            # A live worker can be silent for nearly three beats: its jobs would be
+            # taken from it and run twice.
+            raise CommandError(
+                f"--heartbeat-seconds {heartbeat_seconds:g} would take live workers "
+                f"for dead: use at least three heartbeat intervals ({beats:g} s)."
+            )
         queue = QueueManager()
         dead = queue.rescue_stale_workers(heartbeat_seconds)
         slow = queue.cleanup_stale_jobs(stale_threshold_minutes=minutes)
