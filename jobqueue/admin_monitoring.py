@@ -24,6 +24,10 @@ class OperatorsMayView:
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return super().has_view_permission(request, obj) or is_operator(request.user)
 
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        # Listed on the admin's index too, not only reachable by address.
+        return super().has_module_permission(request) or is_operator(request.user)
+
 
 class WorkerStateFilter(admin.SimpleListFilter):
     """Alive, stale (no heartbeat within the threshold, not stopped) or stopped."""

@@ -921,6 +921,12 @@ class ExtractionWorker:
         """Refresh the operators' pause switch; write heartbeats when due."""
         self._last_look = time.monotonic()
         was_paused, self._db_paused = self._db_paused, QueueControl.is_paused()
+        if was_paused != self._db_paused:
+            # The log says why a pool stopped taking jobs, or took them up again.
+            logger.info(
+                "Processing %s by an operator",
+                "paused" if self._db_paused else "resumed",
+            )
         if was_paused and not self._db_paused:
             self._wakeup.notify()
         if not force and time.monotonic() - self._last_beat < self.heartbeat_interval:

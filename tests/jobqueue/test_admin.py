@@ -158,6 +158,9 @@ def test_an_operator_reaches_the_whole_console(
         assert client.get(url).status_code == 200, url
     assert "rescue_stale_jobs" in client.get(WORKERS).content.decode()
     assert "Clear old entries" in client.get(DASHBOARD).content.decode()
+    # Linked from the admin's index too, not only reachable by address.
+    index = client.get("/admin/").content.decode()
+    assert all(url in index for url in (CHANGELIST, WORKERS, METRICS, DOCUMENTS))
     age(make_item(Status.FAILED), 5)
     response = client.post(CLEAR, {"days": 1, "statuses": ["failed"], "confirm": "1"})
     assert response.context["deleted"] == 1

@@ -149,7 +149,7 @@ def test_the_guides_callbacks_hear_of_text_jobs_not_thumbnails(
 
 
 def test_pause_and_resume_locally_and_through_the_operators_switch(
-    make_worker, make_document
+    make_worker, make_document, caplog
 ):
     worker = make_worker()
     worker.pause()  # before start: a claim already under way would still complete
@@ -168,6 +168,14 @@ def test_pause_and_resume_locally_and_through_the_operators_switch(
     assert status_of(second) == Status.PENDING
     QueueControl.set_paused(False)
     wait_for(lambda: status_of(second) == Status.COMPLETED, 30)
+    # The log says why the pool stopped taking jobs, and took them up again.
+    said = [
+        r.getMessage() for r in caplog.records if "by an operator" in r.getMessage()
+    ]
+    assert said == [
+        "Processing paused by an operator",
+        "Processing resumed by an operator",
+    ]
 
 
 def test_jobs_run_by_priority_then_age(make_worker, make_document):
