@@ -139,6 +139,16 @@ def test_once_drains_only_the_queues_it_is_given():
     assert message.status == TaskResultStatus.READY
 
 
+def test_a_queue_no_job_has_used_is_named_a_likely_typo():
+    reports.total.enqueue([1])
+    err = StringIO()
+    call_command(
+        "process_queue", "--once", "--queue", "reports", "--queue", "reprots",
+        stdout=StringIO(), stderr=err,
+    )  # fmt: skip
+    assert err.getvalue() == "No job has used the queue “reprots” yet.\n"
+
+
 def test_a_stalled_task_is_rescued_and_its_late_result_refused(start_worker):
     env = {"QUEUE_STALE_WORKER_SECONDS": "1"}
     result = mail.stall_once.enqueue(seconds=3)

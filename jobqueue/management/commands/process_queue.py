@@ -15,7 +15,7 @@ from jobqueue.management.arguments import (
     positive_seconds,
     worker_count,
 )
-from jobqueue.models import QueueControl, stale_after
+from jobqueue.models import QueueControl, QueueItem, stale_after
 from jobqueue.worker import ExtractionWorker, register_signal_handlers
 
 
@@ -125,6 +125,10 @@ class Command(BaseCommand):
                 "setting."
             )
         self._configure_logging(verbosity)
+        for name in queues or ():
+            # A typo would otherwise wait for jobs that never come, without a word.
+            if not QueueItem.objects.filter(queue_name=name).exists():
+                self.stderr.write(f"No job has used the queue “{name}” yet.")
         options = {
             "max_retries": max_retries,
             "extraction_timeout": timeout,
