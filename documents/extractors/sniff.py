@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import codecs
 import re
+import unicodedata
+from collections import Counter
 
 PREFIX_BYTES = 64 * 1024  # enough to judge text; keeps detection O(1) in file size
 ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
@@ -27,6 +29,42 @@ _MAX_CONTROL_SHARE = 0.05  # coloured logs carry some ESC codes; binary has ~12%
 _UTF16_SAMPLE = 4096
 _UTF16_MIN_ZERO_HIGH = 0.7
 _UTF16_MAX_ZERO_LOW = 0.01
+# UTF-16 of other scripts has no zero high byte. Its control bytes tell it from a
+# code page's text, which has none: a Cyrillic letter's high byte (0x04), a space's
+# NUL, an ideograph's low byte one time in nine. Its pairs tell it from ASCII with
+# a few controls: an alphabet's high bytes repeat where the low ones vary, and few
+# of the bytes of ideographs are printable ASCII.
+_C0_BYTES = bytes(b for b in range(32) if b not in b"\t\n\r\x1b")  # ESC: coloured logs
+_PRINTABLE_BYTES = bytes(range(32, 127)) + b"\t\n\r\x1b"
+_WIDE_MIN_C0_SHARE = 0.01
+_WIDE_MIN_BYTES = 8
+_WIDE_MAX_ZERO_LOW = 0.2  # U+1000 is Myanmar KA; a NUL in every other one, records
+_IDEOGRAPHS_MIN_BYTES = 64  # fewer: random bytes and terminal descriptions read so too
+_IDEOGRAPHS_SHARE = 0.25  # of bytes not printable ASCII
+_UTF32_MIN_BYTES = 64  # fewer: a few random 32-bit numbers read as Hangul too
+# Decoded, it must read as text, where binary has letters of every script, repeats
+# a record or runs on without a space or a stop: hardly a control, unassigned,
+# private or lone surrogate character, nor an ideograph of CJK Extension A (rare,
+# where ASCII pairs land: "4k" is U+346B); the letters past ASCII nearly all of one
+# script, and enough of them; some spaces or punctuation; some variety.
+_NOT_TEXT = {"Cc", "Cn", "Co", "Cs"}
+_EXTENSION_A = range(0x3400, 0x4DC0)
+_MAX_NOT_TEXT_SHARE = 0.01
+_MIN_ONE_SCRIPT_SHARE = 0.9
+_MIN_LETTER_SHARE = 0.2  # of a short text; a long one (HTML, CSV) may be mostly ASCII
+_ENOUGH_LETTERS = 8
+_MIN_SEPARATOR_SHARE = 0.02
+_SEPARATORS_FROM = 8  # characters: a word or two may have none
+# General punctuation: where ASCII read as UTF-16 puts a space beside a letter
+# (" a" is U+2061); real text has spaces or its own stops as well.
+_ASCII_PAIRS = range(0x2000, 0x2070)
+_MIN_DISTINCT = 16
+# Scripts written beside CJK ideographs: Japanese kana, Korean Hangul.
+_WITH_IDEOGRAPHS = {
+    "HIRAGANA", "KATAKANA", "KATAKANA-HIRAGANA", "IDEOGRAPHIC", "HANGUL",
+    "HALFWIDTH", "FULLWIDTH",
+}  # fmt: skip
+_ANY_SCRIPT = ("COMBINING", "MODIFIER")  # accents and modifier letters of any script
 # NULs that pad text, not binary data's scattered zeros: a log cut by logrotate's
 # copytruncate opens with a run of them, one a crash left a hole in holds or ends
 # with one, an export padded to a block ends with some.
@@ -74,7 +112,7 @@ def looks_like_text(prefix: bytes) -> bool:
             return True
     if prefix.startswith(_BINARY_MAGIC):
         return False
-    if utf16_without_bom(prefix):
+    if unicode_without_bom(prefix):
         return True
     text = _without_nul_padding(prefix)
     if not text or text.startswith(_BINARY_MAGIC):
@@ -99,9 +137,32 @@ def _without_nul_padding(prefix: bytes) -> bytes | None:
     return _NULS.sub(b"", text)
 
 
+def unicode_without_bom(prefix: bytes) -> str | None:
+    """The UTF-32 or UTF-16 codec (with its byte order) of text saved without a
+    byte-order mark, else None."""
+    return utf32_without_bom(prefix) or utf16_without_bom(prefix)
+
+
+def utf32_without_bom(prefix: bytes) -> str | None:
+    """ "utf-32-le" or "utf-32-be" for text of a script other than Latin in UTF-32
+    without a byte-order mark: the top byte of every character is zero (code points
+    end at U+10FFFF). Latin letters are not told from records of small numbers."""
+    sample = prefix[: 2 * _UTF16_SAMPLE]  # as many characters as UTF-16's
+    sample = sample[: len(sample) - len(sample) % 4]
+    if len(sample) < _UTF32_MIN_BYTES:
+        return None
+    for encoding, top in (("utf-32-le", sample[3::4]), ("utf-32-be", sample[0::4])):
+        if not top.strip(b"\x00"):
+            text = _decoded(sample, encoding)
+            if text is not None and _other_script(text):
+                return encoding
+    return None
+
+
 def utf16_without_bom(prefix: bytes) -> str | None:
     """ "utf-16-le" or "utf-16-be" for text in UTF-16 without a byte-order mark
-    (told by where its zero bytes fall), else None."""
+    (told by where its zero bytes fall, or for other scripts than Latin by what its
+    characters are), else None."""
     sample = prefix[:_UTF16_SAMPLE]
     sample = sample[: len(sample) - len(sample) % 2]
     pairs = len(sample) // 2
@@ -116,13 +177,90 @@ def utf16_without_bom(prefix: bytes) -> str | None:
             high.count(0) >= _UTF16_MIN_ZERO_HIGH * pairs
             and low.count(0) <= _UTF16_MAX_ZERO_LOW * pairs
         ):
-            try:  # not final: the sample may end inside a surrogate pair
-                text = codecs.getincrementaldecoder(encoding)().decode(sample)
-            except UnicodeDecodeError:
+            text = _decoded(sample, encoding)
+            if text is None:
                 return None
             controls = len(_CONTROL.findall(text))
             return encoding if controls <= _MAX_CONTROL_SHARE * len(text) else None
+    return _utf16_of_other_scripts(sample)
+
+
+def _utf16_of_other_scripts(sample: bytes) -> str | None:
+    """UTF-16 of Cyrillic, Greek, Arabic, CJK...: no zero high bytes to tell it."""
+    size = len(sample)
+    c0 = size - len(sample.translate(None, _C0_BYTES))
+    if size < _WIDE_MIN_BYTES or c0 <= _WIDE_MIN_C0_SHARE * size or _utf8(sample):
+        return None
+    non_ascii = len(sample.translate(None, _PRINTABLE_BYTES))
+    ideographs = size >= _IDEOGRAPHS_MIN_BYTES and non_ascii >= _IDEOGRAPHS_SHARE * size
+    even, odd = sample[0::2], sample[1::2]
+    # The byte order whose high bytes vary less first (a tie: Windows' LE).
+    for encoding, high, low in sorted(
+        (("utf-16-le", odd, even), ("utf-16-be", even, odd)),
+        key=lambda order: len(set(order[1])),
+    ):
+        alphabet = 2 * len(set(high)) <= len(set(low))
+        if (alphabet or ideographs) and low.count(0) <= _WIDE_MAX_ZERO_LOW * len(low):
+            text = _decoded(sample, encoding)
+            script = _other_script(text) if text is not None else None
+            if script and (alphabet or script == "CJK"):
+                return encoding
     return None
+
+
+def _utf8(sample: bytes) -> bool:
+    """True for UTF-8 beyond ASCII, a bad byte in ten characters at most: Russian in
+    UTF-8 reads as Korean in UTF-16 ("и" is D0 B8, U+D0B8 is a Hangul syllable)."""
+    text = sample.decode("utf-8", "replace")
+    bad = text.count("\ufffd")
+    good = len(text) - len(text.encode("ascii", "ignore")) - bad
+    return good > 0 and bad * 10 <= good
+
+
+def _decoded(sample: bytes, encoding: str) -> str | None:
+    try:  # not final: the sample may end inside a character
+        return codecs.getincrementaldecoder(encoding)().decode(sample)
+    except UnicodeDecodeError:
+        return None
+
+
+def _other_script(text: str) -> str | None:
+    """The script, other than Latin, of the letters past ASCII in the characters of
+    a guessed UTF-16 or UTF-32; None when there is none or they are not text."""
+    bad = separators = 0
+    scripts: Counter[str] = Counter()
+    for char in text:
+        category = unicodedata.category(char)
+        if char in "\t\n\r" or (category[0] in "PZ" and ord(char) not in _ASCII_PAIRS):
+            separators += 1
+        elif category in _NOT_TEXT or ord(char) in _EXTENSION_A:
+            bad += char != "\f"
+        elif category[0] in "LM" and char > "\x7f":
+            scripts[_script(char)] += 1  # letters and their vowel signs
+    for generic in _ANY_SCRIPT:
+        del scripts[generic]
+    script, most = scripts.most_common(1)[0] if scripts else ("LATIN", 0)
+    if (
+        script == "LATIN"
+        or bad > _MAX_NOT_TEXT_SHARE * len(text)
+        or most < _MIN_ONE_SCRIPT_SHARE * scripts.total()
+        or most < min(_MIN_LETTER_SHARE * len(text), _ENOUGH_LETTERS)
+        or len(set(text)) < min(_MIN_DISTINCT, len(text) / 2)
+        or (
+            len(text) >= _SEPARATORS_FROM
+            and separators < _MIN_SEPARATOR_SHARE * len(text)
+        )
+    ):
+        return None
+    return script
+
+
+def _script(char: str) -> str:
+    """The script a letter is of, by the first word of its name ("CYRILLIC SMALL
+    LETTER A"); Chinese, Japanese and Korean (ideographs, kana, Hangul, full-width
+    forms) as one."""
+    script = unicodedata.name(char, "").partition(" ")[0]
+    return "CJK" if script in _WITH_IDEOGRAPHS else script
 
 
 def looks_like_html(prefix: bytes) -> bool:

@@ -14,7 +14,7 @@ from .base import (
     join_notes,
     truncated_note,
 )
-from .sniff import utf16_without_bom
+from .sniff import unicode_without_bom
 
 # Longest BOM first: the UTF-32 LE BOM begins with the UTF-16 LE one.
 _BOM_ENCODINGS = (
@@ -34,6 +34,17 @@ _UTF8_GOOD_PER_BAD = 10
 _AFTER_WORDS = frozenset("²®™©")  # m², Brand®; not ³ or ¹, cp1250's ł and ą (100 zł)
 _ANYWHERE = frozenset("°…·•†‡‰")  # 20°C, "etc…"
 _QUOTES_AND_DASHES = {"Pi", "Pf", "Ps", "Pe", "Pd"}  # « » “ ” „ – —
+# Mac Roman (classic Mac OS, Excel for Mac) has its accented letters where Windows
+# code pages have symbols and rare capitals: chardetng reads it as one of those.
+_MAC_ROMAN = "mac-roman"
+_LATIN_CODE_PAGES = frozenset({"cp1252", "cp1250", "cp1254", "cp1257"})
+_MAC_ROMAN_ODD_PER_ODD = 4  # what Mac Roman must beat the code page by
+_MAC_ROMAN_SAMPLE = 64 * 1024  # judged by its start: a second a 4 MB file otherwise
+_IN_WORDS = frozenset("´·\u00ad")  # it´s, col·lecció, a soft hyphen
+# ISO-8859-15 has "€" where cp1252 has "¤", a sign nobody types beside an amount;
+# it has no symbols in 0x80-0x9F, where cp1252 has its quotes and dashes.
+_AMOUNT_IN_LATIN9 = re.compile(rb"\d[ \xa0]?\xa4|\xa4[ \xa0]?\d")
+_CP1252_ONLY = re.compile(rb"[\x80-\x9f]")
 # Labels whose text browsers and mail programs read with a larger code page than
 # Python's codec of that name (WHATWG Encoding Standard): "ISO-8859-1" text is
 # written on Windows, curly quotes and euro sign in 0x80-0x9F; "Shift_JIS" holds
@@ -57,6 +68,11 @@ _WHATWG_NAMES = {
     "iso-8859-8-i": "iso8859-8",
     "windows-31j": "cp932",
     "x-sjis": "cp932",
+    "iso885915": "iso8859-15",
+    "csisolatin9": "iso8859-15",
+    "mac": "mac-roman",
+    "x-mac-roman": "mac-roman",
+    "csmacintosh": "mac-roman",
 }
 
 
@@ -107,10 +123,11 @@ def detect_encoding(data: bytes) -> tuple[str, float]:
     for bom, encoding in _BOM_ENCODINGS:
         if data.startswith(bom):
             return encoding, 1.0
-    # Before UTF-8: English in UTF-16 is valid UTF-8, with a NUL after each letter.
-    utf16 = utf16_without_bom(data)
-    if utf16:
-        return utf16, 0.9
+    # Before UTF-8: English in UTF-16 is valid UTF-8, with a NUL after each letter,
+    # and Cyrillic in UTF-16 LE is ASCII bytes too (0x04 after each letter).
+    wide = unicode_without_bom(data)
+    if wide:
+        return wide, 0.9
     # ISO-2022-JP (Japanese mail) is seven-bit, so valid UTF-8 too: its escapes tell.
     if b"\x1b" not in data and _is_utf8(data):
         return "utf-8", 1.0
@@ -132,8 +149,53 @@ def detect_encoding(data: bytes) -> tuple[str, float]:
     if encoding != _WESTERN and _western_symbols_only(data):
         # Its letters are all ASCII: English with "£825" or "½ cup", which chardetng
         # reads as Polish "Ł825" and "˝ cup".
-        return _WESTERN, 0.6
+        return _western(data), 0.6
+    if encoding in _LATIN_CODE_PAGES and _mac_roman_reads_better(data, encoding):
+        return _MAC_ROMAN, 0.6
+    if encoding == _WESTERN:
+        encoding = _western(data)
     return encoding, 0.9 if sure else 0.6
+
+
+def _western(data: bytes) -> str:
+    """cp1252, or ISO-8859-15 for text whose "¤" stands by a number: "20 €"."""
+    if _AMOUNT_IN_LATIN9.search(data) and not _CP1252_ONLY.search(data):
+        return "iso8859-15"
+    return _WESTERN
+
+
+def _mac_roman_reads_better(data: bytes, encoding: str) -> bool:
+    """True for Mac Roman text that ``encoding`` reads with odd characters ("CafŽ",
+    "na•ve"), which Mac Roman reads with far fewer ("Café", "naïve")."""
+    sample = data[:_MAC_ROMAN_SAMPLE]
+    odd = _odd_characters(sample.decode(encoding, "replace"))
+    mac_odd = _odd_characters(sample.decode(_MAC_ROMAN))
+    return odd > 0 and mac_odd * _MAC_ROMAN_ODD_PER_ODD <= odd
+
+
+def _odd_characters(text: str) -> int:
+    """How many characters beyond ASCII a writer would hardly have put where they
+    stand: a byte the code page lacks, a capital after a small letter ("CafŽ"),
+    a modifier letter ("dŽjˆ"), a symbol inside a word ("na•ve"; dashes and quotes
+    may be, as in "Paris–Berlin" and "it’s")."""
+    odd = 0
+    for found in _NON_ASCII.finditer(text):
+        char, at = found.group(), found.start()
+        category = unicodedata.category(char)
+        before = text[at - 1 : at]
+        inside = before.isalpha() and text[at + 1 : at + 2].isalpha()
+        odd += (
+            char == "\ufffd"
+            or category in ("Cc", "Co", "Lm")
+            or (char.isupper() and before.islower())
+            or (
+                inside
+                and not char.isalpha()
+                and char not in _IN_WORDS
+                and category not in _QUOTES_AND_DASHES
+            )
+        )
+    return odd
 
 
 def _western_symbols_only(data: bytes) -> bool:
