@@ -29,7 +29,7 @@ from jobqueue import (
     admin_monitoring,  # noqa: F401 - registers workers and metrics
     dashboard,
 )
-from jobqueue.dashboard import document_link, short_duration, status_badge
+from jobqueue.dashboard import can_clear, document_link, short_duration, status_badge
 from jobqueue.models import (
     ACTIVE_STATUSES,
     FINISHED_STATUSES,
@@ -47,6 +47,8 @@ from jobqueue.services import QueueManager
 from jobqueue.sql import DbNow
 
 PRIORITY_STEP = 10
+# Items per statement pair when an action records its admin history.
+LOG_BATCH = 2_000
 # (singular, plural) message pairs; each has a %(count)d placeholder.
 Plural = tuple[str, str]
 
@@ -277,13 +279,14 @@ class QueueItemAdmin(admin.ModelAdmin):
         self,
         request: HttpRequest,
         queryset: QuerySet,
-        change: Callable[[int], bool | int],
+        change: Callable[[list[int]], list[int]],
         done_forms: Plural,
         skip_forms: Plural,
     ) -> None:
-        """Run a QueueManager transition per item and report done and skipped."""
+        """Run a QueueManager transition on the items (``change`` takes their ids and
+        returns those it changed) and report done and skipped."""
         ids = list(queryset.values_list("pk", flat=True))
-        done = [pk for pk in ids if change(pk)]
+        done = change(ids)
         self._log(request, done, counted(done_forms, 1))
         self._report(
             request,
@@ -294,10 +297,13 @@ class QueueItemAdmin(admin.ModelAdmin):
 
     def _log(self, request: HttpRequest, ids: list[int], message: str) -> None:
         """Record who did what in each item's admin history."""
-        if ids:
+        # A batch at a time, loading only what an entry's text (str(item)) reads.
+        for start in range(0, len(ids), LOG_BATCH):
             LogEntry.objects.log_actions(
                 request.user.pk,
-                QueueItem.objects.filter(pk__in=ids),
+                QueueItem.objects.filter(pk__in=ids[start : start + LOG_BATCH]).only(
+                    "pk", "operation", "document_id", "status"
+                ),
                 CHANGE,
                 f"{message} (admin action).",
             )
@@ -329,9 +335,8 @@ class QueueItemAdmin(admin.ModelAdmin):
             # would report success and change nothing.
             permanent = failed.filter(error_type__in=PERMANENT_ERROR_TYPES)
             failed = failed.exclude(error_type__in=PERMANENT_ERROR_TYPES)
-        queue = QueueManager()
         ids = list(failed.values_list("pk", flat=True))
-        retried = [pk for pk in ids if queue.retry_failed(job_id=pk)]
+        retried = QueueManager().retry_failed_many(ids)
         self._log(request, retried, "Retried")
         done = len(retried)
         labels = sorted(
@@ -373,7 +378,7 @@ class QueueItemAdmin(admin.ModelAdmin):
         self._apply(
             request,
             queryset,
-            QueueManager().cancel,
+            QueueManager().cancel_many,
             ("Cancelled %(count)d job", "Cancelled %(count)d jobs"),
             (
                 "skipped %(count)d that was not pending or waiting for a retry",
@@ -399,10 +404,11 @@ class QueueItemAdmin(admin.ModelAdmin):
                 "their timeout, or stop those workers.",
             )
             self.message_user(request, counted(skip, kept), messages.WARNING)
+        queue = QueueManager()
         self._apply(
             request,
             queryset.exclude(pk__in=held.values("pk")),
-            QueueManager().release,
+            lambda ids: [pk for pk in ids if queue.release(pk)],
             ("Released %(count)d job to pending", "Released %(count)d jobs to pending"),
             (
                 "skipped %(count)d that was not processing",
@@ -584,7 +590,7 @@ class QueueItemAdmin(admin.ModelAdmin):
             # The queue's eleven columns need the room the app sidebar takes.
             "is_nav_sidebar_enabled": False,
             "queue_paused": QueueControl.is_paused(),
-            "can_clear": self.has_delete_permission(request),
+            "can_clear": can_clear(self, request),
             **(extra_context or {}),
         }
         return super().changelist_view(request, extra_context=extra)

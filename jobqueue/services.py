@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import timedelta
 from typing import Any
 
-from django.db import DatabaseError, IntegrityError, connection, transaction
+from django.db import DatabaseError, IntegrityError, connection, models, transaction
 from django.db.models import Avg, Count, Exists, F, Min, OuterRef, Q, Subquery
 from django.db.models.functions import Greatest, Least
 
@@ -37,6 +37,9 @@ from jobqueue.models import (
 from jobqueue.sql import DbNow, db_now
 
 logger = logging.getLogger(__name__)
+# Jobs per transaction in the operators' bulk actions (``cancel_many``,
+# ``retry_failed_many``): each batch is a few statements, its rows locked briefly.
+BULK_BATCH = 2_000
 
 
 def notify_workers() -> None:
@@ -324,21 +327,43 @@ class QueueManager:
     def cancel(self, job_id: int) -> bool:
         """Cancel a job that has not started (pending or waiting for a retry)."""
         with transaction.atomic():
-            item = QueueItem.objects.select_for_update().filter(pk=job_id).first()
-            if item is None or item.status not in WAITING_STATUSES:
-                return False
-            QueueItem.objects.filter(pk=job_id).update(
-                status=Status.CANCELLED,
-                finished_at=DbNow(),
-                next_retry_at=None,
-                updated_at=DbNow(),
-            )
-            operations.status_changed(
-                [(item.operation, item.document_id)], Status.CANCELLED
-            )
-            item.status = Status.CANCELLED
-            _tell_failure(item, "Cancelled before it ran.")
-        return True
+            return bool(self._cancel_batch([job_id]))
+
+    def cancel_many(self, job_ids: Iterable[int], batch: int = BULK_BATCH) -> list[int]:
+        """``cancel`` for many jobs: ``batch`` of them per transaction, in a few
+        statements whatever their number; the ids of those cancelled (the others
+        had started or ended)."""
+        cancelled: list[int] = []
+        for ids in _batches(job_ids, batch):
+            with transaction.atomic():
+                cancelled += self._cancel_batch(ids)
+        return cancelled
+
+    def _cancel_batch(self, job_ids: list[int]) -> list[int]:
+        """Cancel those of ``job_ids`` still waiting; inside the caller's transaction."""
+        waiting = QueueItem.objects.filter(pk__in=job_ids, status__in=WAITING_STATUSES)
+        rows = list(
+            waiting.select_for_update().values_list("pk", "operation", "document_id")
+        )
+        if not rows:
+            return []
+        ids = [pk for pk, _, _ in rows]
+        QueueItem.objects.filter(pk__in=ids).update(
+            status=Status.CANCELLED,
+            finished_at=DbNow(),
+            next_retry_at=None,
+            updated_at=DbNow(),
+        )
+        operations.status_changed(
+            [(operation, document_id) for _, operation, document_id in rows],
+            Status.CANCELLED,
+        )
+        # Only kinds that keep their own record of failures (tasks) need the items.
+        told = {kind.name for kind in operations.kinds() if kind.on_failure}
+        if told & {operation for _, operation, _ in rows}:
+            for item in QueueItem.objects.filter(pk__in=ids, operation__in=told):
+                _tell_failure(item, "Cancelled before it ran.")
+        return ids
 
     def shift_priority(self, job_ids: Iterable[int], step: int) -> int:
         """Raise (or, with a negative step, lower) the priority of waiting jobs, within
@@ -455,55 +480,75 @@ class QueueManager:
 
     def retry_failed(self, job_id: int | None = None) -> int:
         """Put failed jobs back to pending with fresh attempts; returns how many."""
-        failed = QueueItem.objects.annotate(work=work()).filter(status=Status.FAILED)
+        failed = QueueItem.objects.filter(status=Status.FAILED)
         if job_id is not None:
             failed = failed.filter(pk=job_id)
+        with transaction.atomic():
+            retried = self._retry_batch(failed)
+            if retried:
+                notify_workers()
+        return len(retried)
+
+    def retry_failed_many(
+        self, job_ids: Iterable[int], batch: int = BULK_BATCH
+    ) -> list[int]:
+        """``retry_failed`` for each of many jobs: ``batch`` of them per transaction,
+        in a few statements whatever their number; the ids of those retried (the
+        others were not failed, or their document is queued again)."""
+        # Newest first: of a document's failed jobs the latest comes back, as with
+        # ``retry_failed()``, even when they fall in different batches.
+        retried: list[int] = []
+        for ids in _batches(sorted(set(job_ids), reverse=True), batch):
+            with transaction.atomic():
+                retried += self._retry_batch(
+                    QueueItem.objects.filter(pk__in=ids, status=Status.FAILED)
+                )
+        if retried:
+            notify_workers()
+        return retried
+
+    def _retry_batch(self, failed: Any) -> list[int]:
+        """Put the ``failed`` items back to pending; inside the caller's transaction."""
         # A document re-queued since it failed already has its active item: of this
         # operation, or of one doing the same work (a reprocess after a failed extract).
-        failed = failed.exclude(
+        failed = failed.annotate(work=work()).exclude(
             Exists(
                 QueueItem.objects.active()
                 .alias(work=work())
                 .filter(document_id=OuterRef("document_id"), work=OuterRef("work"))
             )
         )
-        with transaction.atomic():
-            rows = failed.select_for_update().order_by("-pk")
-            # A document that failed more than once gets only its latest job back: two
-            # would break the one-active-item-per-document-and-operation constraint,
-            # or do the same work twice.
-            latest: dict[tuple[Any, str], tuple[int, str]] = {}
-            for pk, document_id, operation, job_work in rows.values_list(
-                "pk", "document_id", "operation", "work"
-            ):
-                # Jobs without a subject (tasks) are each their own.
-                latest.setdefault((document_id or f"#{pk}", job_work), (pk, operation))
-            count = QueueItem.objects.filter(
-                pk__in=[pk for pk, _ in latest.values()], status=Status.FAILED
-            ).update(
-                status=Status.PENDING,
-                attempts=0,
-                error_type="",
-                error_message="",
-                next_retry_at=None,
-                claimed_by="",
-                started_at=None,
-                finished_at=None,
-                updated_at=DbNow(),
-            )
-            operations.status_changed(
-                [
-                    (op, doc)
-                    for (doc, _), (_, op) in latest.items()
-                    if isinstance(doc, int)
-                ],
-                Status.PENDING,
-                error_type="",
-                error_message="",
-            )
-            if count:
-                notify_workers()
-        return count
+        rows = failed.select_for_update().order_by("-pk")
+        # A document that failed more than once gets only its latest job back: two
+        # would break the one-active-item-per-document-and-operation constraint,
+        # or do the same work twice.
+        latest: dict[tuple[Any, str], tuple[int, str]] = {}
+        for pk, document_id, operation, job_work in rows.values_list(
+            "pk", "document_id", "operation", "work"
+        ):
+            # Jobs without a subject (tasks) are each their own.
+            latest.setdefault((document_id or f"#{pk}", job_work), (pk, operation))
+        if not latest:
+            return []
+        ids = [pk for pk, _ in latest.values()]
+        QueueItem.objects.filter(pk__in=ids, status=Status.FAILED).update(
+            status=Status.PENDING,
+            attempts=0,
+            error_type="",
+            error_message="",
+            next_retry_at=None,
+            claimed_by="",
+            started_at=None,
+            finished_at=None,
+            updated_at=DbNow(),
+        )
+        operations.status_changed(
+            [(op, doc) for (doc, _), (_, op) in latest.items() if isinstance(doc, int)],
+            Status.PENDING,
+            error_type="",
+            error_message="",
+        )
+        return ids
 
     def cleanup_stale_jobs(
         self,
@@ -607,14 +652,22 @@ class QueueManager:
         return rescued
 
     def clear_finished(
-        self, older_than_days: float, statuses: Iterable[str] | None = None
+        self,
+        older_than_days: float,
+        statuses: Iterable[str] | None = None,
+        batch: int = 10_000,
     ) -> int:
-        """Delete finished items older than N days; what the command and admin page use."""
-        return (
-            self.finished_older_than(older_than_days, statuses)
-            .delete()[1]
-            .get(QueueItem._meta.label, 0)
-        )
+        """Delete finished items older than N days, ``batch`` at a time (bounded
+        memory and transactions however many); what the command and admin page use."""
+        matching = self.finished_older_than(older_than_days, statuses)
+        ids_in_order = matching.order_by("pk").values_list("pk", flat=True)
+        deleted, after = 0, 0
+        # Each batch starts past the last one's ids: it never walks the rows (or, on
+        # PostgreSQL, the dead index entries) that the earlier batches deleted.
+        while ids := list(ids_in_order.filter(pk__gt=after)[:batch]):
+            deleted += _delete_items(ids)
+            after = ids[-1]
+        return deleted
 
     def clear_expired(self, keep_days: float, batch: int = 10_000) -> int:
         """Housekeeping: delete up to ``batch`` of the oldest items finished more
@@ -627,11 +680,7 @@ class QueueManager:
         expired = QueueItem.objects.filter(
             status__in=FINISHED_STATUSES, created_at__lt=cutoff, updated_at__lt=cutoff
         ).order_by("created_at")
-        ids = list(expired.values_list("pk", flat=True)[:batch])
-        if not ids:
-            return 0
-        deleted = QueueItem.objects.filter(pk__in=ids).delete()[1]
-        return deleted.get(QueueItem._meta.label, 0)
+        return _delete_items(list(expired.values_list("pk", flat=True)[:batch]))
 
     def tidy(self) -> bool:
         """Housekeeping: let the database reclaim what finished jobs left behind,
@@ -708,6 +757,42 @@ def _tell_failure(item: QueueItem, message: str) -> None:
         kind.on_failure(
             item, Outcome(False, error_type=ErrorType.UNKNOWN, error_message=message)
         )
+
+
+def _batches(ids: Iterable[int], size: int) -> Iterator[list[int]]:
+    """``ids`` in lists of at most ``size``, in their order."""
+    chunk: list[int] = []
+    for pk in ids:
+        chunk.append(pk)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _delete_items(ids: list[int]) -> int:
+    """Delete these queue items in one transaction of a few statements; how many.
+
+    Django's ``delete()`` would load every row (payloads and results too) to
+    honour the ``SET_NULL`` of the rows that point at them (heartbeats' current
+    job, metrics' job), then delete 100 at a time: here those pointers are nulled
+    in one statement per table, as it would, and the rows deleted in one more.
+    """
+    if not ids:
+        return 0
+    with transaction.atomic():
+        for relation in QueueItem._meta.get_fields(include_hidden=True):
+            if relation.concrete or not relation.auto_created:
+                continue  # the item's own fields: only what points at it counts
+            if relation.on_delete is not models.SET_NULL:
+                raise TypeError(f"{relation} is not SET_NULL: delete() is needed.")
+            name = relation.field.name
+            relation.related_model._base_manager.filter(**{f"{name}__in": ids}).update(
+                **{name: None}
+            )
+        # The collector's own fast path (a plain DELETE), once nothing points here.
+        return QueueItem.objects.filter(pk__in=ids)._raw_delete(connection.alias)
 
 
 def _default_max_retries() -> int:

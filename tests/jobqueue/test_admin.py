@@ -10,9 +10,12 @@ import pytest
 from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import Permission
 from django.contrib.messages import get_messages
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
+from documents.models import Document
 from jobqueue.models import (
     ErrorType,
     ExtractionMetric,
@@ -158,6 +161,7 @@ def test_an_operator_reaches_the_whole_console(
         assert client.get(url).status_code == 200, url
     assert "rescue_stale_jobs" in client.get(WORKERS).content.decode()
     assert "Clear old entries" in client.get(DASHBOARD).content.decode()
+    assert "Clear old entries" in client.get(CHANGELIST).content.decode()
     # Linked from the admin's index too, not only reachable by address.
     index = client.get("/admin/").content.decode()
     assert all(url in index for url in (CHANGELIST, WORKERS, METRICS, DOCUMENTS))
@@ -355,6 +359,84 @@ def test_cancel_only_touches_waiting_jobs(admin_client, make_item):
         Status.CANCELLED,
         Status.PROCESSING,
         Status.COMPLETED,
+    ]
+
+
+def seed(owner, count: int, status: str, error_type: str = "") -> list[int]:
+    """``count`` documents with one job each in ``status``, in a few statements."""
+    documents = Document.objects.bulk_create(
+        Document(owner=owner, original_filename=f"{n}.txt", size=1, sha256="0" * 64)
+        for n in range(count)
+    )
+    items = QueueItem.objects.bulk_create(
+        QueueItem(document=d, status=status, attempts=1, error_type=error_type)
+        for d in documents
+    )
+    return [item.pk for item in items]
+
+
+@pytest.mark.parametrize(
+    ("action", "status", "done"),
+    [
+        ("cancel_jobs", Status.PENDING, "Cancelled %d jobs."),
+        ("retry_jobs", Status.FAILED, "Retried %d jobs."),
+        ("retry_anyway", Status.FAILED, "Retried %d jobs."),
+    ],
+)
+def test_select_all_takes_as_many_statements_for_500_jobs_as_for_10(
+    admin_client, admin_user, action, status, done
+):
+    """Cancelling or retrying every job of the list ("select all") was a transaction
+    per job: 40,000 took a minute, past the proxy's timeout."""
+
+    def statements(count: int) -> list[str]:
+        QueueItem.objects.all().delete()
+        jobs = seed(admin_user, count, status, ErrorType.TIMEOUT)
+        data = {"action": action, "_selected_action": jobs[:1], "select_across": 1}
+        with CaptureQueriesContext(connection) as captured:
+            response = admin_client.post(CHANGELIST, data)
+        assert response.status_code == 302
+        admin_client.cookies.pop("messages", None)  # each run reads its own
+        assert [str(m) for m in get_messages(response.wsgi_request)] == [done % count]
+        assert set(QueueItem.objects.values_list("status", flat=True)) != {status}
+        entries = LogEntry.objects.filter(object_id__in=[str(j) for j in jobs])
+        assert entries.count() == count
+        # The history's inserts are Django's, a hundred or so rows per statement.
+        return [q["sql"] for q in captured if "django_admin_log" not in q["sql"]]
+
+    statements(2)  # Django's caches (the content type) filled
+    assert len(statements(500)) == len(statements(10))
+
+
+def test_select_all_keeps_the_skip_rules_and_their_counts(admin_client, admin_user):
+    corrupt = seed(admin_user, 3, Status.FAILED, ErrorType.CORRUPTION)
+    flaky = seed(admin_user, 4, Status.FAILED, ErrorType.TIMEOUT)
+    waiting = seed(admin_user, 2, Status.PENDING)
+    # A document queued again since its job failed keeps its new job alone.
+    requeued = QueueItem.objects.get(pk=flaky[0])
+    QueueItem.objects.create(document=requeued.document, status=Status.PENDING)
+    select_all = {"_selected_action": waiting[:1], "select_across": 1}
+
+    _, msgs = run_action(admin_client, "retry_jobs", [], **select_all)
+    assert msgs == [
+        "Retried 3 jobs; skipped 3 that were not failed; skipped 1 whose document "
+        "is already queued again; skipped 3 that would fail again (Corrupt file: "
+        "the same bytes fail the same way); choose “Retry anyway” to run them "
+        "regardless."
+    ]
+    _, msgs = run_action(admin_client, "retry_anyway", [], **select_all)
+    assert msgs[0].startswith("Retried 3 jobs; skipped 6 that were not failed;")
+    _, msgs = run_action(admin_client, "cancel_jobs", [], **select_all)
+    assert msgs == [
+        "Cancelled 9 jobs; skipped 1 that was not pending or waiting for a retry."
+    ]
+    assert (
+        statuses(*QueueItem.objects.exclude(pk=requeued.pk)) == [Status.CANCELLED] * 9
+    )
+    history = LogEntry.objects.filter(object_id=str(corrupt[0]))
+    assert [e.change_message for e in history.order_by("pk")] == [
+        "Retried (admin action).",
+        "Cancelled 1 job (admin action).",
     ]
 
 

@@ -12,7 +12,7 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from documents.models import Document
-from jobqueue.models import QueueItem, Status, WorkerHeartbeat
+from jobqueue.models import ExtractionMetric, QueueItem, Status, WorkerHeartbeat
 
 pytestmark = pytest.mark.django_db
 
@@ -49,6 +49,26 @@ def test_clear_queue_deletes_only_old_finished_items(make_document, queue):
     )
     assert "Deleted 1 queue items" in run("clear_queue", "--older-than", "7")
     assert set(QueueItem.objects.values_list("pk", flat=True)) == {recent_done, active}
+
+
+def test_clear_queue_keeps_the_history_that_pointed_at_the_items(make_document, queue):
+    """Metrics and a heartbeat point at the cleared items: they stay, pointing at
+    none (Django's delete() did the same, loading every row first)."""
+    jobs = [queue.enqueue(make_document().pk) for _ in range(3)]
+    for job in jobs:
+        queue.claim("w1")
+        queue.failed(job, "broken", "corruption")
+        aged(job, 10, Status.FAILED)
+    beat = WorkerHeartbeat.objects.create(worker_id="w1", current_job_id=jobs[0])
+    assert ExtractionMetric.objects.filter(job_id__in=jobs).count() == 3
+
+    assert run("clear_queue", "--older-than", "7", "--status", "failed") == (
+        "Deleted 3 queue items older than 7 days.\n"
+    )
+    assert not QueueItem.objects.exists()
+    assert ExtractionMetric.objects.filter(job=None).count() == 3
+    beat.refresh_from_db()
+    assert beat.current_job_id is None
 
 
 def test_clear_queue_prunes_old_stopped_heartbeats_only():

@@ -6,6 +6,7 @@ from datetime import timedelta
 
 import pytest
 from django.db import IntegrityError, connection, transaction
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from documents.models import Document
@@ -1091,3 +1092,212 @@ def test_complete_and_claim_leaves_the_subject_status_true(make_document):
     assert following.pk == b
     document.refresh_from_db()
     assert document.status == "processing"
+
+
+# --- Bulk: the operators' actions on many jobs at once ----------------------------
+
+
+def end_state(job_ids: list[int]) -> list[tuple]:
+    """What a cancel or retry leaves of each job (its task's errors too), its
+    document and its metrics, comparable between two sets of jobs."""
+    return [
+        (
+            item.operation,
+            item.status,
+            item.attempts,
+            item.error_type,
+            item.error_message,
+            item.claimed_by,
+            item.next_retry_at is None,
+            item.started_at is None,
+            item.finished_at is None,
+            item.payload.get("errors"),
+            item.document
+            and (
+                item.document.status,
+                item.document.error_type,
+                item.document.error_message,
+            ),
+            metrics_of(item.pk),
+        )
+        for item in (QueueItem.objects.get(pk=job_id) for job_id in job_ids)
+    ]
+
+
+@pytest.fixture
+def every_kind_of_job(job_in_state, queue):
+    """Jobs in each state, tasks among them, and the retry's hard cases: a document
+    that failed twice, and one queued again since it failed."""
+    from tests.jobqueue.task_apps import contract
+
+    def make() -> list[int]:
+        jobs = [job_in_state(state) for state in Status.values]
+
+        def fail(job_id: int, error_type: str) -> None:
+            assert DocumentQueueService(queue).mark_in_progress(
+                queue.get_job(job_id), "w1"
+            )
+            assert queue.failed(job_id, "broken", error_type)
+
+        task = int(contract.echo.enqueue(1).id)
+        later = contract.echo.using(run_after=timezone.now() + timedelta(hours=1))
+        deferred_task = int(later.enqueue(2).id)
+        failed_task = int(contract.echo.enqueue(3).id)
+        fail(failed_task, ErrorType.UNSUPPORTED)
+        older = job_in_state(Status.FAILED)
+        newer = queue.enqueue(document_of(older).pk)
+        fail(newer, ErrorType.CORRUPTION)
+        requeued = job_in_state(Status.FAILED)
+        queue.enqueue(document_of(requeued).pk)
+        return [*jobs, task, deferred_task, failed_task, older, newer, requeued]
+
+    return make
+
+
+@pytest.mark.parametrize("batch", [1, 1000])
+def test_cancel_many_ends_every_job_as_cancelling_each_does(
+    every_kind_of_job, queue, batch, django_capture_on_commit_callbacks
+):
+    from django_tasks import default_task_backend
+    from django_tasks.signals import task_finished
+
+    announced: list[str] = []
+
+    def on_finished(sender, task_result, **kwargs):
+        announced.append(task_result.id)
+
+    task_finished.connect(on_finished)
+    try:
+        each, together = every_kind_of_job(), every_kind_of_job()
+        with django_capture_on_commit_callbacks(execute=True):
+            cancelled_each = {job for job in each if queue.cancel(job)}
+        with django_capture_on_commit_callbacks(execute=True):
+            cancelled = set(queue.cancel_many(together, batch=batch))
+    finally:
+        task_finished.disconnect(on_finished)
+
+    assert [job in cancelled for job in together] == [
+        job in cancelled_each for job in each
+    ]
+    assert len(cancelled) == 4  # pending, retry_pending, both tasks waiting
+    assert end_state(together) == end_state(each)
+    tasks = [job for job in cancelled if QueueItem.objects.get(pk=job).document is None]
+    for job in tasks:
+        result = default_task_backend.get_result(str(job))
+        assert [error.traceback for error in result.errors] == [
+            "Cancelled before it ran."
+        ]
+    assert sorted(announced[len(announced) // 2 :]) == sorted(map(str, tasks))
+
+
+@pytest.mark.parametrize("batch", [1, 1000])
+def test_retry_failed_many_ends_every_job_as_retrying_each_does(
+    every_kind_of_job, queue, batch
+):
+    each, together = every_kind_of_job(), every_kind_of_job()
+    # As the admin did, one by one in its list's order: newest first.
+    retried_each = {
+        job for job in sorted(each, reverse=True) if queue.retry_failed(job)
+    }
+    retried = set(queue.retry_failed_many(together, batch=batch))
+
+    assert [job in retried for job in together] == [job in retried_each for job in each]
+    # The failed extraction and task, and the newer of the document that failed
+    # twice; not the older one, nor the document queued again.
+    assert len(retried) == 3
+    assert end_state(together) == end_state(each)
+
+
+def test_bulk_cancel_and_retry_touch_only_the_jobs_given(job_in_state, queue):
+    waiting, other_waiting = job_in_state(Status.PENDING), job_in_state(Status.PENDING)
+    failed, other_failed = job_in_state(Status.FAILED), job_in_state(Status.FAILED)
+    assert queue.cancel_many([waiting, failed]) == [waiting]
+    assert queue.retry_failed_many([failed, waiting]) == [failed]
+    assert queue.cancel_many([]) == [] and queue.retry_failed_many([]) == []
+    assert [queue.get_job(j).status for j in (other_waiting, other_failed)] == [
+        Status.PENDING,
+        Status.FAILED,
+    ]
+
+
+def seed_jobs(owner, count: int, status: str) -> list[int]:
+    """``count`` documents with one job each in ``status``, in a few statements."""
+    documents = Document.objects.bulk_create(
+        Document(owner=owner, original_filename=f"{n}.txt", size=1, sha256="0" * 64)
+        for n in range(count)
+    )
+    items = QueueItem.objects.bulk_create(
+        QueueItem(
+            document=document,
+            status=status,
+            attempts=1,
+            error_type=ErrorType.TIMEOUT if status == Status.FAILED else "",
+        )
+        for document in documents
+    )
+    return [item.pk for item in items]
+
+
+@pytest.mark.parametrize(
+    ("status", "action"),
+    [(Status.PENDING, "cancel_many"), (Status.FAILED, "retry_failed_many")],
+)
+def test_bulk_cancel_and_retry_take_as_many_statements_for_500_jobs_as_for_10(
+    user, queue, status, action
+):
+    """The statements of a batch do not grow with its jobs: the admin's "select all"
+    was one transaction per job, minutes for tens of thousands."""
+
+    def statements(count: int) -> list[str]:
+        jobs = seed_jobs(user, count, status)
+        with CaptureQueriesContext(connection) as captured:
+            assert len(getattr(queue, action)(jobs)) == count
+        return [query["sql"] for query in captured]
+
+    few, many = statements(10), statements(500)
+    assert len(many) == len(few)
+    assert sum("NOTIFY" in statement for statement in many) <= 1
+    # Past a batch, a batch's statements more.
+    more = seed_jobs(user, 30, status)
+    with CaptureQueriesContext(connection) as captured:
+        getattr(queue, action)(more, batch=10)
+    notify = sum("NOTIFY" in query["sql"] for query in captured)
+    assert len(captured) - notify == 3 * (len(few) - notify)
+
+
+def test_clear_finished_nulls_what_points_at_the_items_and_counts_them(
+    job_in_state, queue
+):
+    done = [job_in_state(Status.COMPLETED) for _ in range(3)]
+    failed, active = job_in_state(Status.FAILED), job_in_state(Status.PENDING)
+    WorkerHeartbeat.objects.create(worker_id="w9", current_job_id=done[0])
+    QueueItem.objects.update(updated_at=timezone.now() - timedelta(days=10))
+    kept_metrics = ExtractionMetric.objects.exclude(job_id__in=done).count()
+
+    assert queue.clear_finished(7, [Status.COMPLETED], batch=2) == 3
+    assert set(QueueItem.objects.values_list("pk", flat=True)) == {failed, active}
+    assert WorkerHeartbeat.objects.get(worker_id="w9").current_job_id is None
+    # The attempts' history stays, no longer tied to a job.
+    assert ExtractionMetric.objects.filter(job=None).count() == 3
+    assert ExtractionMetric.objects.exclude(job=None).count() == kept_metrics
+    assert queue.clear_finished(7, batch=2) == 1
+    assert queue.clear_finished(7) == 0
+
+
+def test_clear_finished_reads_a_batch_at_a_time(user, queue):
+    """Django's delete() would load every row (300,000: half a minute and 600 MB);
+    here each batch is a few statements and holds only its ids."""
+    jobs = seed_jobs(user, 25, Status.COMPLETED)
+    ExtractionMetric.objects.bulk_create(
+        ExtractionMetric(job_id=job, attempt=1, outcome=Outcome.COMPLETED)
+        for job in jobs
+    )
+    QueueItem.objects.update(updated_at=timezone.now() - timedelta(days=10))
+    with CaptureQueriesContext(connection) as captured:
+        assert queue.clear_finished(7, batch=10) == 25
+    selects = [q["sql"] for q in captured if q["sql"].startswith("SELECT")]
+    # Three batches and the read that finds no more; no row loaded to be deleted.
+    assert len(selects) == 4
+    assert all('"extraction_queue"."id"' in s.split("FROM")[0] for s in selects)
+    assert QueueItem.objects.count() == 0
+    assert ExtractionMetric.objects.filter(job=None).count() == 25
