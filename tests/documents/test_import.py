@@ -7,7 +7,7 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from documents.models import Document
 from tests.files import ole_bytes, pdf_bytes
@@ -56,7 +56,8 @@ def test_a_legacy_office_file_in_a_folder_says_what_to_save_it_as(user, tmp_path
     (folder / "tool.exe").write_bytes(b"MZ")
 
     out = StringIO()
-    call_command("import_documents", str(folder), "--owner", "alice", stdout=out)
+    with pytest.raises(CommandError, match="2 of the files were refused"):
+        call_command("import_documents", str(folder), "--owner", "alice", stdout=out)
     lines = out.getvalue().splitlines()
     assert lines[0] == "Imported 1 of 5 files; skipped 4."
     [doc] = [line for line in lines if "minutes.doc" in line]

@@ -126,7 +126,13 @@ def test_import_documents_imports_a_folder_and_says_what_it_skipped(
     (folder / "empty.pdf").write_bytes(b"")
     (folder / "picture.pdf").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(100))
 
-    out = run("import_documents", str(folder), "--owner", "alice", "--priority", "5")
+    stdout = io.StringIO()
+    with pytest.raises(CommandError, match="2 of the files were refused"):
+        call_command(
+            "import_documents", str(folder), "--owner", "alice", "--priority", "5",
+            stdout=stdout,
+        )  # fmt: skip
+    out = stdout.getvalue()
     assert out.startswith("Imported 2 of 5 files; skipped 3.")
     assert "copy.txt: duplicate" in out or "a.txt: duplicate" in out
     assert "empty.pdf: refused: “empty.pdf” is empty" in out
@@ -137,9 +143,10 @@ def test_import_documents_imports_a_folder_and_says_what_it_skipped(
         (5, Status.PENDING)
     }
     # Running it again imports nothing new.
-    assert run("import_documents", str(folder), "--owner", "alice").startswith(
-        "Imported 0 of 5 files"
-    )
+    stdout = io.StringIO()
+    with pytest.raises(CommandError):
+        call_command("import_documents", str(folder), "--owner", "alice", stdout=stdout)
+    assert stdout.getvalue().startswith("Imported 0 of 5 files")
 
 
 def test_import_documents_needs_a_real_owner_and_path(user, tmp_path: Path):

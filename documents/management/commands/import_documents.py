@@ -96,6 +96,12 @@ class Command(BaseCommand):
                 "Skipped by reason: "
                 + ", ".join(f"{why} ({count})" for why, count in summary.items())
             )
+            if summary[REFUSED]:
+                # A script must see it without reading the summary; a duplicate or a
+                # name no format has, in a folder, is no failure.
+                raise CommandError(
+                    f"{summary[REFUSED]} of the files were refused (listed above)."
+                )
 
     def _collect(self, paths: list[str]) -> list[Path]:
         """Named files as they are; folders walked for documents only (see _walk)."""
