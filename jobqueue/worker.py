@@ -1068,7 +1068,7 @@ class ExtractionWorker:
     def retry_failed_jobs(self, job_ids: list[int] | None = None) -> int:
         if job_ids is None:
             return self.queue.retry_failed()
-        return sum(self.queue.retry_failed(job_id) for job_id in job_ids)
+        return len(self.queue.retry_failed_many(job_ids))
 
 
 def register_signal_handlers(

@@ -21,6 +21,7 @@ from jobqueue.models import (
 )
 from jobqueue.services import DocumentQueueService, QueueManager
 from jobqueue.sql import db_now
+from jobqueue.worker import ExtractionWorker
 
 pytestmark = pytest.mark.django_db
 
@@ -1263,6 +1264,19 @@ def test_bulk_cancel_and_retry_take_as_many_statements_for_500_jobs_as_for_10(
         getattr(queue, action)(more, batch=10)
     notify = sum("NOTIFY" in query["sql"] for query in captured)
     assert len(captured) - notify == 3 * (len(few) - notify)
+
+
+def test_the_guides_retry_of_listed_jobs_is_set_based_too(user):
+    # ExtractionWorker.retry_failed_jobs(ids) went job by job, as the admin did.
+    worker = ExtractionWorker(num_workers=1)
+
+    def statements(count: int) -> int:
+        jobs = seed_jobs(user, count, Status.FAILED)
+        with CaptureQueriesContext(connection) as captured:
+            assert worker.retry_failed_jobs(jobs) == count
+        return len(captured)
+
+    assert statements(10) == statements(200)
 
 
 def test_clear_finished_nulls_what_points_at_the_items_and_counts_them(
