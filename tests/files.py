@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import io
+import math
 import struct
 import zipfile
 import zlib
@@ -321,3 +322,41 @@ def hand_made_pdf(objects: dict[int, bytes]) -> bytes:
         xref,
     )
     return bytes(out)
+
+
+def shaped_rtl_pdf(
+    lines: list[str],
+    angle: int = 0,
+    visual: Callable[[str], str] = lambda line: line[::-1],
+) -> bytes:
+    """Right-to-left lines as Chrome's "Save as PDF" writes the Arabic it shapes: a
+    line's glyphs drawn from left to right, so its last letter first, each under an
+    ActualText naming its letter (the font maps none); baselines turned ``angle``
+    degrees counter-clockwise. ``visual``: a line's letters in the order its glyphs
+    lie from left to right."""
+    cos, sin = (
+        round(math.cos(math.radians(angle))),
+        round(math.sin(math.radians(angle))),
+    )
+    ops = ["BT /F1 14 Tf /ReversedChars BMC"]
+    for n, line in enumerate(lines):
+        for k, char in enumerate(visual(line)):
+            # Helvetica's "x" is 7 points wide at 14 points: glyphs side by side.
+            dx, dy = 7 * k - 200, 200 - 20 * n
+            x, y = 300 + dx * cos - dy * sin, 500 + dx * sin + dy * cos
+            actual = char.encode("utf-16-be").hex()
+            ops.append(
+                f"/Span <</ActualText <FEFF{actual}>>> BDC "
+                f"{cos} {sin} {-sin} {cos} {x} {y} Tm (x) Tj EMC"
+            )
+    content = "\n".join([*ops, "EMC ET"]).encode()
+    return hand_made_pdf(
+        {
+            1: b"<< /Type /Catalog /Pages 2 0 R >>",
+            2: b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            3: b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            b"/Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
+            4: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+            5: b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
+        }
+    )

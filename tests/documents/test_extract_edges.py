@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from documents.extractors import UnsupportedFileError, detect_format, extract
-from tests.files import hand_made_pdf, image_bytes, text_image
+from tests.files import hand_made_pdf, image_bytes, shaped_rtl_pdf, text_image
 
 ENGINES = ["auto", "pdfium", "pdfplumber"]
 
@@ -267,32 +267,6 @@ def _visual(line: str) -> str:
     return " ".join(" ".join(run) for _, run in runs)
 
 
-def upside_down_rtl_pdf(lines: list[str]) -> bytes:
-    """Right-to-left lines as Chrome's "Save as PDF" draws them, a glyph at a time
-    from the left, each under an ActualText naming its letter, on a page turned
-    upside down (180°)."""
-    ops = ["BT /F1 14 Tf /ReversedChars BMC"]
-    for n, line in enumerate(lines):
-        for k, char in enumerate(_visual(line)):
-            x, y = 500 - 7 * k, 300 + 20 * n
-            actual = char.encode("utf-16-be").hex()
-            ops.append(
-                f"/Span <</ActualText <FEFF{actual}>>> BDC "
-                f"-1 0 0 -1 {x} {y} Tm (x) Tj EMC"
-            )
-    content = "\n".join([*ops, "EMC ET"]).encode()
-    return hand_made_pdf(
-        {
-            1: b"<< /Type /Catalog /Pages 2 0 R >>",
-            2: b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-            3: b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
-            b"/Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
-            4: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-            5: b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
-        }
-    )
-
-
 def test_upside_down_right_to_left_lines_keep_their_word_order(
     tmp_path: Path,
 ) -> None:
@@ -305,4 +279,6 @@ def test_upside_down_right_to_left_lines_keep_their_word_order(
         "זה מסמך Microsoft Word בעברית",
         "שלום 123 עולם",
     ]
-    assert pdf_text(tmp_path, upside_down_rtl_pdf(lines), "pdfium") == "\n".join(lines)
+    assert pdf_text(
+        tmp_path, shaped_rtl_pdf(lines, 180, _visual), "pdfium"
+    ) == "\n".join(lines)

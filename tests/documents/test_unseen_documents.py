@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import io
 import logging
-import math
 import re
 import struct
 import zipfile
@@ -24,11 +23,11 @@ from documents.extractors import (
 )
 from documents.extractors.text import detect_encoding
 from tests.files import (
-    hand_made_pdf,
     image_bytes,
     odt_package,
     ole_bytes,
     scan_pdf_bytes,
+    shaped_rtl_pdf,
     text_image,
 )
 
@@ -245,39 +244,6 @@ def test_lines_set_sideways_keep_their_line_ends(tmp_path: Path, rotate: int) ->
     document.close()
     path = write(tmp_path, "sideways.pdf", out.getvalue())
     assert extract(path).text == "\n".join(lines)
-
-
-def shaped_rtl_pdf(lines: list[str], angle: int = 0) -> bytes:
-    """Right-to-left lines as Chrome's "Save as PDF" writes the Arabic it shapes: a
-    line's glyphs drawn from left to right, so its last letter first, each under an
-    ActualText naming its letter (the font maps none); baselines turned ``angle``
-    degrees counter-clockwise."""
-    cos, sin = (
-        round(math.cos(math.radians(angle))),
-        round(math.sin(math.radians(angle))),
-    )
-    ops = ["BT /F1 14 Tf /ReversedChars BMC"]
-    for n, line in enumerate(lines):
-        for k, char in enumerate(reversed(line)):
-            # Helvetica's "x" is 7 points wide at 14 points: glyphs side by side.
-            dx, dy = 7 * k - 200, 200 - 20 * n
-            x, y = 300 + dx * cos - dy * sin, 500 + dx * sin + dy * cos
-            actual = char.encode("utf-16-be").hex()
-            ops.append(
-                f"/Span <</ActualText <FEFF{actual}>>> BDC "
-                f"{cos} {sin} {-sin} {cos} {x} {y} Tm (x) Tj EMC"
-            )
-    content = "\n".join([*ops, "EMC ET"]).encode()
-    return hand_made_pdf(
-        {
-            1: b"<< /Type /Catalog /Pages 2 0 R >>",
-            2: b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-            3: b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
-            b"/Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
-            4: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-            5: b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
-        }
-    )
 
 
 @pytest.mark.parametrize("angle", [0, 90, 270])
