@@ -28,6 +28,7 @@ from django.utils.translation import ngettext
 from jobqueue import (
     admin_monitoring,  # noqa: F401 - registers workers and metrics
     dashboard,
+    operations,
 )
 from jobqueue.dashboard import can_clear, document_link, short_duration, status_badge
 from jobqueue.models import (
@@ -157,6 +158,7 @@ class QueueItemAdmin(admin.ModelAdmin):
         "retry_jobs",
         "retry_anyway",
         "cancel_jobs",
+        "stop_jobs",
         "release_jobs",
         "raise_priority",
         "lower_priority",
@@ -386,22 +388,40 @@ class QueueItemAdmin(admin.ModelAdmin):
             ),
         )
 
+    @admin.action(description="Stop selected running jobs", permissions=["change"])
+    def stop_jobs(self, request: HttpRequest, queryset: QuerySet) -> None:
+        self._apply(
+            request,
+            queryset,
+            QueueManager().stop_many,
+            (
+                "Stopped %(count)d job: its worker ends it within seconds",
+                "Stopped %(count)d jobs: their workers end them within seconds",
+            ),
+            (
+                "skipped %(count)d that was not running, or runs in its worker's "
+                "own thread (a task), which cannot be stopped midway",
+                "skipped %(count)d that were not running, or run in their worker's "
+                "own thread (tasks), which cannot be stopped midway",
+            ),
+        )
+
     @admin.action(
         description="Release selected processing jobs to pending",
         permissions=["change"],
     )
     def release_jobs(self, request: HttpRequest, queryset: QuerySet) -> None:
         # A live worker would go on with the job while another ran it again: its
-        # result refused, the work done twice. Its own timeout ends a hung one.
+        # result refused, the work done twice. Stopping it is the way to end it.
         alive = WorkerHeartbeat.objects.in_state("alive").values("worker_id")
         held = queryset.filter(status=Status.PROCESSING, claimed_by__in=alive)
         kept = held.count()
         if kept:
             skip = (
-                "Skipped %(count)d job that a live worker is running: it ends by "
-                "its timeout, or stop that worker.",
-                "Skipped %(count)d jobs that live workers are running: they end by "
-                "their timeout, or stop those workers.",
+                "Skipped %(count)d job that a live worker is running: use “Stop "
+                "selected running jobs” to end it.",
+                "Skipped %(count)d jobs that live workers are running: use “Stop "
+                "selected running jobs” to end them.",
             )
             self.message_user(request, counted(skip, kept), messages.WARNING)
         queue = QueueManager()
@@ -544,19 +564,30 @@ class QueueItemAdmin(admin.ModelAdmin):
         return redirect("admin:jobqueue_queueitem_change", item.pk)
 
     def cancel_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
-        """The item page's cancel button, for a job still waiting."""
+        """The item page's cancel button: a job still waiting is cancelled, a running
+        extraction stopped."""
         item, refused = self._item_action(request, object_id)
         if refused:
             return refused
-        if QueueManager().cancel(item.pk):
+        if item.status == Status.PROCESSING:
+            if QueueManager().stop_many([item.pk]):
+                self._log(request, [item.pk], "Stopped")
+                self.message_user(
+                    request,
+                    f"Stopped job #{item.pk}: its worker ends it within seconds.",
+                    messages.SUCCESS,
+                )
+                return redirect("admin:jobqueue_queueitem_change", item.pk)
+        elif QueueManager().cancel(item.pk):
             self._log(request, [item.pk], "Cancelled")
             self.message_user(request, f"Cancelled job #{item.pk}.", messages.SUCCESS)
-        else:
-            self.message_user(
-                request,
-                f"Job #{item.pk} was not cancelled: it is no longer waiting.",
-                messages.WARNING,
-            )
+            return redirect("admin:jobqueue_queueitem_change", item.pk)
+        self.message_user(
+            request,
+            f"Job #{item.pk} was not cancelled: it has ended, or it runs in its "
+            "worker's own thread (a task), which cannot be stopped midway.",
+            messages.WARNING,
+        )
         return redirect("admin:jobqueue_queueitem_change", item.pk)
 
     def change_view(
@@ -572,6 +603,8 @@ class QueueItemAdmin(admin.ModelAdmin):
             extra = {
                 "can_retry": item.status == Status.FAILED,
                 "can_cancel": item.status in WAITING_STATUSES,
+                "can_stop": item.status == Status.PROCESSING
+                and item.operation in operations.stoppable(),
                 "fails_again": (
                     ErrorType(item.error_type).label
                     if item.status == Status.FAILED

@@ -73,6 +73,12 @@ def get(name: str) -> JobKind | None:
     return _kinds.get(name)
 
 
+def stoppable() -> list[str]:
+    """The kinds whose attempts run in a child process, which a worker can end midway
+    (an operator's stop); a function run in the worker thread cannot be."""
+    return [kind.name for kind in _kinds.values() if kind.child]
+
+
 def retries_allowed(operation: str, default: int) -> int:
     """The retries a job of ``operation`` gets: its kind's own, else ``default`` (the
     worker's, or the item's where no worker decides)."""

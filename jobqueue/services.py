@@ -15,7 +15,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import DatabaseError, IntegrityError, connection, models, transaction
-from django.db.models import Avg, Count, Exists, F, Min, OuterRef, Q, Subquery
+from django.db.models import Avg, Count, Exists, F, Min, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Greatest, Least
 
 from jobqueue import operations, retry, sql
@@ -40,6 +40,7 @@ logger = logging.getLogger(__name__)
 # Jobs per transaction in the operators' bulk actions (``cancel_many``,
 # ``retry_failed_many``): each batch is a few statements, its rows locked briefly.
 BULK_BATCH = 2_000
+STOPPED_MESSAGE = "Stopped by an operator while it ran."
 
 
 def notify_workers() -> None:
@@ -326,8 +327,7 @@ class QueueManager:
 
     def cancel(self, job_id: int) -> bool:
         """Cancel a job that has not started (pending or waiting for a retry)."""
-        with transaction.atomic():
-            return bool(self._cancel_batch([job_id]))
+        return bool(self.cancel_many([job_id]))
 
     def cancel_many(self, job_ids: Iterable[int], batch: int = BULK_BATCH) -> list[int]:
         """``cancel`` for many jobs: ``batch`` of them per transaction, in a few
@@ -336,33 +336,59 @@ class QueueManager:
         cancelled: list[int] = []
         for ids in _batches(job_ids, batch):
             with transaction.atomic():
-                cancelled += self._cancel_batch(ids)
+                waiting = QueueItem.objects.filter(
+                    pk__in=ids, status__in=WAITING_STATUSES
+                )
+                cancelled += self._cancel_batch(waiting)
         return cancelled
 
-    def _cancel_batch(self, job_ids: list[int]) -> list[int]:
-        """Cancel those of ``job_ids`` still waiting; inside the caller's transaction."""
-        waiting = QueueItem.objects.filter(pk__in=job_ids, status__in=WAITING_STATUSES)
+    def stop_many(self, job_ids: Iterable[int], batch: int = BULK_BATCH) -> list[int]:
+        """Cancel running jobs whose work runs in a child process (extractions). The
+        worker holding one sees it at its next look (within its poll interval, as the
+        stop wakes it) and ends the child; what the job did is discarded. A job that
+        runs in the worker's own thread (a task) cannot be stopped midway and is left
+        running. The ids of those stopped."""
+        stopped: list[int] = []
+        for ids in _batches(job_ids, batch):
+            with transaction.atomic():
+                running = QueueItem.objects.filter(
+                    pk__in=ids,
+                    status=Status.PROCESSING,
+                    operation__in=operations.stoppable(),
+                )
+                ended = self._cancel_batch(running, STOPPED_MESSAGE)
+                if ended:
+                    notify_workers()  # the heartbeat threads look now
+                stopped += ended
+        return stopped
+
+    def _cancel_batch(self, items: QuerySet, message: str = "") -> list[int]:
+        """Cancel ``items``, with ``message`` as the reason the job and its document
+        show; inside the caller's transaction."""
         rows = list(
-            waiting.select_for_update().values_list("pk", "operation", "document_id")
+            items.select_for_update().values_list("pk", "operation", "document_id")
         )
         if not rows:
             return []
         ids = [pk for pk, _, _ in rows]
+        reason = {"error_message": message} if message else {}
         QueueItem.objects.filter(pk__in=ids).update(
             status=Status.CANCELLED,
             finished_at=DbNow(),
             next_retry_at=None,
             updated_at=DbNow(),
+            **reason,
         )
         operations.status_changed(
             [(operation, document_id) for _, operation, document_id in rows],
             Status.CANCELLED,
+            **reason,
         )
         # Only kinds that keep their own record of failures (tasks) need the items.
         told = {kind.name for kind in operations.kinds() if kind.on_failure}
         if told & {operation for _, operation, _ in rows}:
             for item in QueueItem.objects.filter(pk__in=ids, operation__in=told):
-                _tell_failure(item, "Cancelled before it ran.")
+                _tell_failure(item, message or "Cancelled before it ran.")
         return ids
 
     def shift_priority(self, job_ids: Iterable[int], step: int) -> int:
@@ -398,6 +424,14 @@ class QueueManager:
             .values_list("status", flat=True)
             .first()
         )
+
+    def claims(self, job_ids: Iterable[int]) -> dict[int, tuple[str, str, int]]:
+        """Each job's status, claimant and attempt, in one statement (a worker's
+        check that the jobs it runs are still its own)."""
+        rows = QueueItem.objects.filter(pk__in=list(job_ids)).values_list(
+            "pk", "status", "claimed_by", "attempts"
+        )
+        return {pk: (status, worker, attempt) for pk, status, worker, attempt in rows}
 
     def _locked_processing(
         self, job_id: int, worker_id: str | None, attempt: int | None = None

@@ -775,18 +775,25 @@ class ExtractionWorker:
 
     def _refused(self, state: _ThreadState, flight: Flight) -> None:
         """The job was taken from this worker (rescued while it stalled): its result
-        is not recorded, and counted as refused."""
+        is not recorded, and counted as refused. One an operator stopped is over."""
+        item = flight.item
+        try:
+            status = self.queue.holds(item.pk, state.worker_id, item.attempts)
+            if status == Status.CANCELLED:
+                logger.info(
+                    "[%s] job %s stopped by an operator", state.worker_id, item.pk
+                )
+                return
+            self.queue.record_refused(item, state.worker_id)
+        except DatabaseError:
+            logger.warning("Could not log the refused result of job %s", item.pk)
         state.jobs_refused += 1
         logger.warning(
             "[%s] job %s was rescued from this worker meanwhile; its result is refused",
             state.worker_id,
-            flight.item.pk,
+            item.pk,
         )
-        try:
-            self.queue.record_refused(flight.item, state.worker_id)
-        except DatabaseError:
-            logger.warning("Could not log the refused result of job %s", flight.item.pk)
-        self._emit("job_refused", flight.item, state.worker_id)
+        self._emit("job_refused", item, state.worker_id)
 
     def _forget(self, state: _ThreadState) -> None:
         """Drop every job in hand after an error: children stopped, the jobs
@@ -826,7 +833,9 @@ class ExtractionWorker:
                 seen = self._wakeup.generation
                 try:
                     previous = self._last_beat
-                    if not self._beat():
+                    beaten = self._beat()
+                    self._stop_lost_jobs()
+                    if not beaten:
                         continue
                     # From one landed beat to the next: a blocked write counts too.
                     silent = self._last_beat - previous
@@ -834,8 +843,6 @@ class ExtractionWorker:
                         # An outage: other workers look dead only because they could
                         # not beat either. Rescue after a steady stale threshold.
                         self._healthy_since = self._last_beat
-                    if silent > self.stale_worker_seconds:
-                        self._check_fencing()
                     if (
                         self._last_beat - self._healthy_since
                         >= self.stale_worker_seconds
@@ -898,24 +905,39 @@ class ExtractionWorker:
         if self.queue.tidy():
             logger.info("Housekeeping: vacuumed the queue table")
 
-    def _check_fencing(self) -> None:
-        """After a silence past the stale threshold our jobs may have been rescued:
-        stop the children of those that are no longer ours."""
-        for state in self._states:
-            for flight in list(state.held.values()):
-                item = flight.item
-                if (
-                    self.queue.holds(item.pk, state.worker_id, item.attempts)
-                    != Status.PROCESSING
-                    and flight.future is not None
-                ):
-                    logger.warning(
-                        "[%s] job %s was rescued while this worker stalled; "
-                        "stopping its extraction",
-                        state.worker_id,
-                        item.pk,
+    def _stop_lost_jobs(self) -> None:
+        """End the children of jobs that are no longer this worker's: stopped by an
+        operator, or rescued while this worker stalled. Read at each look, only
+        while children run."""
+        running = {
+            flight.item.pk: (state.worker_id, flight)
+            for state in self._states
+            for flight in list(state.held.values())
+            if flight.future is not None and not flight.future.done()
+        }
+        if not running:
+            return
+        claims = self.queue.claims(running)
+        for pk, (worker_id, flight) in running.items():
+            status, claimed_by, attempt = claims.get(pk, (None, None, None))
+            if (claimed_by, attempt) == (worker_id, flight.item.attempts):
+                if status == Status.PROCESSING:
+                    continue
+                if status == Status.CANCELLED:
+                    logger.info(
+                        "[%s] job %s was stopped by an operator; ending its child",
+                        worker_id,
+                        pk,
                     )
                     flight.future.cancel()
+                    continue
+            logger.warning(
+                "[%s] job %s was rescued while this worker stalled; "
+                "stopping its extraction",
+                worker_id,
+                pk,
+            )
+            flight.future.cancel()
 
     def _beat(self, *, force: bool = False) -> bool:
         """Refresh the operators' pause switch; write heartbeats when due."""

@@ -362,6 +362,18 @@ def test_cancel_only_touches_waiting_jobs(admin_client, make_item):
     ]
 
 
+def test_stop_ends_running_extractions_and_leaves_the_rest(admin_client, make_item):
+    running = make_item(Status.PROCESSING, claimed_by="w1", attempts=1)
+    waiting = make_item(Status.PENDING)
+    _, msgs = run_action(admin_client, "stop_jobs", [running, waiting])
+    assert msgs == [
+        "Stopped 1 job: its worker ends it within seconds; skipped 1 that was not "
+        "running, or runs in its worker's own thread (a task), which cannot be "
+        "stopped midway."
+    ]
+    assert statuses(running, waiting) == [Status.CANCELLED, Status.PENDING]
+
+
 def seed(owner, count: int, status: str, error_type: str = "") -> list[int]:
     """``count`` documents with one job each in ``status``, in a few statements."""
     documents = Document.objects.bulk_create(

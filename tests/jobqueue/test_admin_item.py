@@ -85,6 +85,24 @@ def test_the_item_page_has_retry_and_cancel_buttons(admin_client, failed_item):
     assert item.status == Status.CANCELLED
 
 
+def test_the_item_page_stops_a_running_extraction(admin_client, make_document):
+    item = QueueItem.objects.create(
+        document=make_document(), status=Status.PROCESSING, claimed_by="w1"
+    )
+    body = admin_client.get(page_url(item)).content.decode()
+    assert "Stop job" in body and "Cancel job" not in body
+    cancel = reverse("admin:jobqueue_queueitem_cancel", args=[item.pk])
+    response = admin_client.post(cancel, follow=True)
+    assert messages_of(response) == [
+        f"Stopped job #{item.pk}: its worker ends it within seconds."
+    ]
+    item.refresh_from_db()
+    assert item.status == Status.CANCELLED
+    assert "Stopped by an operator" in item.error_message
+    body = admin_client.get(page_url(item)).content.decode()
+    assert "Stop job" not in body
+
+
 def test_the_item_page_asks_before_retrying_what_would_fail_again(
     admin_client, failed_item
 ):

@@ -19,9 +19,10 @@ from jobqueue.models import (
     Status,
     WorkerHeartbeat,
 )
-from jobqueue.services import DocumentQueueService, QueueManager
+from jobqueue.services import STOPPED_MESSAGE, DocumentQueueService, QueueManager
 from jobqueue.sql import db_now
 from jobqueue.worker import ExtractionWorker
+from tests.jobqueue.task_apps import mail
 
 pytestmark = pytest.mark.django_db
 
@@ -607,6 +608,32 @@ def test_cancel_of_an_ended_job_is_refused(job_in_state, queue, state):
     assert snapshot(job_id) == before
 
 
+def test_stop_ends_running_extractions_only(job_in_state, queue):
+    running = job_in_state(Status.PROCESSING)
+    waiting = job_in_state(Status.PENDING)
+    ended = job_in_state(Status.COMPLETED)
+    task_item = QueueItem.objects.get(pk=int(mail.send.enqueue("a@example.com").id))
+    assert DocumentQueueService(queue).mark_in_progress(task_item, "w2")
+    untouched = {pk: snapshot(pk) for pk in (waiting, ended)}
+    task_before = QueueItem.objects.values().get(pk=task_item.pk)
+
+    assert queue.stop_many([running, waiting, ended, task_item.pk]) == [running]
+    job = queue.get_job(running)
+    assert (job.status, job.error_message) == (Status.CANCELLED, STOPPED_MESSAGE)
+    assert job.finished_at is not None
+    document = document_of(running)
+    assert (document.status, document.error_message) == (
+        Status.CANCELLED,
+        STOPPED_MESSAGE,
+    )
+    # A task runs in its worker's thread: it cannot be ended midway, so it is left
+    # running rather than marked cancelled while its code goes on.
+    assert QueueItem.objects.values().get(pk=task_item.pk) == task_before
+    assert {pk: snapshot(pk) for pk in untouched} == untouched
+    # Its worker's late result is refused.
+    assert queue.complete(running, worker_id="w1") is False
+
+
 @pytest.mark.parametrize(
     "action",
     [
@@ -1133,6 +1160,11 @@ def every_kind_of_job(job_in_state, queue):
 
     def make() -> list[int]:
         jobs = [job_in_state(state) for state in Status.values]
+        # Not due within the test: a claim below would promote it to pending (its
+        # first backoff is 0.5 s), in one set and not the other.
+        QueueItem.objects.filter(pk__in=jobs, status=Status.RETRY_PENDING).update(
+            next_retry_at=timezone.now() + timedelta(hours=1)
+        )
 
         def fail(job_id: int, error_type: str) -> None:
             assert DocumentQueueService(queue).mark_in_progress(

@@ -18,6 +18,7 @@ from django.utils import timezone
 from documents.extractors.detect import detect_mime_type
 from documents.models import Document
 from jobqueue.models import ExtractionMetric, QueueItem, Status, WorkerHeartbeat
+from jobqueue.services import QueueManager
 from tests.conftest import REPO_ROOT, wait_for, worker_log
 from tests.corpus import load_manifest, normalise, requires_corpus
 from tests.files import docx_bytes, pdf_bytes
@@ -210,6 +211,31 @@ def test_second_sigint_stops_at_once_and_releases_the_job(start_worker, user, qu
     job = QueueItem.objects.get(pk=job_id)
     assert job.status == Status.PENDING and job.attempts == 0
     assert set(WorkerHeartbeat.objects.values_list("status", flat=True)) == {"stopped"}
+
+
+def test_an_operator_stops_a_running_extraction(start_worker, user, queue):
+    hung = queue.enqueue(store(user, "hang.txt", b"sleep:120").pk)
+    after = queue.enqueue(store(user, "after.txt", b"plain words after it").pk)
+    # Heartbeats far apart: the stop wakes the worker, it need not wait for a beat.
+    slow_beats = ["--poll-interval", "0.1", "--heartbeat-interval", "30"]
+    env = {**SLOW_EXTRACTOR, "QUEUE_STALE_WORKER_SECONDS": "120"}
+    proc = start_worker("--workers", "1", *slow_beats, env=env)
+    # Logged once its child runs (stopped earlier, it waits for the next heartbeat).
+    wait_for(lambda: f"started job {hung} " in worker_log(proc), 60)
+
+    assert QueueManager().stop_many([hung]) == [hung]
+    # Its child is ended: the next job runs now, not two minutes later.
+    try:
+        wait_for(lambda: QueueItem.objects.get(pk=after).status == Status.COMPLETED, 20)
+    except AssertionError:
+        raise AssertionError(worker_log(proc)) from None
+    job = QueueItem.objects.get(pk=hung)
+    assert (job.status, job.attempts) == (Status.CANCELLED, 1)
+    assert Document.objects.get(pk=job.document_id).status == Status.CANCELLED
+    wait_for(lambda: f"job {hung} stopped by an operator" in worker_log(proc), 10)
+    assert "rescued" not in worker_log(proc)
+    assert not ExtractionMetric.objects.filter(job_id=hung).exists()
+    assert proc.poll() is None
 
 
 def test_sigkilled_worker_job_is_rescued_and_completed_exactly_once(
