@@ -71,8 +71,9 @@ class Document(models.Model):
     error_type = models.CharField(max_length=32, blank=True)
     error_message = models.TextField(blank=True)
     text = models.TextField(blank=True)
-    # Chinese, Japanese, Korean and Thai words of the title, file name and text as
-    # bigrams, for the search index (documents.search.search_grams); "" without them.
+    # Chinese, Japanese, Korean and Thai words of the title and file name, a line
+    # break, then those of the text, as bigrams for the search index
+    # (documents.grams.search_grams); "" without them.
     search_grams = models.TextField(blank=True, default="", editable=False)
     page_count = models.PositiveIntegerField(null=True, blank=True)
     confidence = models.FloatField(null=True, blank=True)

@@ -9,7 +9,7 @@ A query of exclusions only finds every document without those words, newest firs
 Both databases fold words alike: case, Latin letters' accents ("cafe" finds "café")
 and Unicode's two spellings of an accented letter (composed, NFC; decomposed, NFD).
 In SQLite FTS5's unicode61 tokenizer folds case and accents, and a query word is also
-looked for composed; PostgreSQL's index is built from text folded by
+looked for composed and decomposed; PostgreSQL's index is built from text folded by
 ``documents_search_fold`` (migration 0010), and its queries by ``_searchable``.
 
 Every search is bounded, whatever it is given: prefixes need ``SEARCH_MIN_PREFIX_CHARS``
@@ -19,11 +19,9 @@ a page at a time; snippets are cut from the first ``SNIPPET_WINDOW_CHARS`` of a 
 text here, in Python, never by the engine over the whole text (FTS5's ``snippet()``
 reads every byte of a 49 MB document).
 
-Chinese, Japanese and Thai are written without spaces, and Korean words take their
-particles attached ("서울에서"): both engines take such a run as one word, so "東京" in
-"私は東京に住んでいます" would never be found. Those runs are also stored as
-overlapping bigrams (``search_grams``, Lucene's CJK bigrams), and a query word in
-those scripts is looked for as the phrase of its bigrams, in any column.
+Chinese, Japanese, Korean and Thai runs are also stored as overlapping bigrams
+(``documents.grams``), composed (NFC), and a query word in those scripts is looked
+for as the phrase of its bigrams, in any column; a name's bigrams count as the name.
 """
 
 from __future__ import annotations
@@ -35,6 +33,7 @@ from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cache
 
 from django.conf import settings
 from django.db import OperationalError, connection, transaction
@@ -42,6 +41,16 @@ from django.db.models.functions import Substr
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
+from documents.grams import (
+    CJK_RANGES,
+    combining_marks,
+    has_grams,
+    pieces,
+    run_bigrams,
+    unit_pattern,
+    word_pattern,
+)
+from documents.grams import search_grams as search_grams  # migration 0011 imports it
 from documents.models import Document
 
 MAX_TERMS = 16
@@ -66,67 +75,20 @@ NAME_MATCH_BONUS = 1000.0
 # markup; highlights are turned into <mark> only after the snippet is escaped.
 MARK_START, MARK_END = "\ue000", "\ue001"
 _MARKED = re.compile(f"{MARK_START}(.*?){MARK_END}", re.DOTALL)
-
-
-def _combining_marks() -> str:
-    """The combining marks of the Basic Multilingual Plane, as a character class's
-    ranges (the vowel signs of Hindi, Thai or Tamil, Arabic and Hebrew points)."""
-    ranges: list[tuple[int, int]] = []
-    for code in range(0x300, 0x10000):
-        if unicodedata.category(chr(code))[0] == "M":
-            if ranges and ranges[-1][1] == code - 1:
-                ranges[-1] = (ranges[-1][0], code)
-            else:
-                ranges.append((code, code))
-    return "".join(f"{chr(first)}-{chr(last)}" for first, last in ranges)
-
-
-_MARKS = _combining_marks()
-# Letters and digits with their combining marks; everything else separates words, as
-# in FTS5's unicode61 and PostgreSQL's parser ("नमस्ते" is one word, not "नमस" "त").
-_WORD = re.compile(rf"[^\W_](?:[^\W_]|[{_MARKS}])*")
 _TOKEN = re.compile(r'(-?)"([^"]*)"?(\*?)|(\S+)')
 # A Latin letter's combining accents, once decomposed (NFD): migration 0010 strips the
 # same from PostgreSQL's index, as FTS5's remove_diacritics 2 does in SQLite.
 _LATIN_ACCENTS = re.compile("([A-Za-z])[\u0300-\u036f]+")
 
-# Scripts whose words are not separated by spaces (Han with its extensions and
-# compatibility blocks, Hiragana, Katakana, Bopomofo, Thai), and Hangul, whose words
-# carry their particles. Migration 0011 keeps a copy for PostgreSQL (frozen there).
-CJK_RANGES = (
-    "\u0e00-\u0e7f"  # Thai
-    "\u1100-\u11ff"  # Hangul Jamo
-    "\u3005-\u3007"  # 々 〆 〇
-    "\u3031-\u3035\u303b\u303c"  # kana repeat marks, 〻 〼
-    "\u3040-\u30ff"  # Hiragana, Katakana
-    "\u3100-\u312f\u3130-\u318f\u31a0-\u31bf"  # Bopomofo, Hangul compat. Jamo
-    "\u31f0-\u31ff"  # Katakana phonetic extensions
-    "\u3400-\u4dbf\u4e00-\u9fff"  # CJK ideographs, extension A
-    "\ua960-\ua97f\uac00-\ud7ff"  # Hangul Jamo extended, syllables
-    "\uf900-\ufaff"  # CJK compatibility ideographs
-    "\uff66-\uffdc"  # half-width Katakana and Hangul
-    "\U0001b000-\U0001b16f"  # Kana supplement and extensions
-    "\U00020000-\U000323af"  # CJK extensions B to H, compatibility supplement
-)
-_CJK = re.compile(f"[{CJK_RANGES}]")
-# A character of those scripts with its combining marks (Thai vowels, kana voicing).
-_UNIT = f"[{CJK_RANGES}][{_MARKS}]*"
-_MARK = re.compile(f"[{_MARKS}]")
-_CJK_UNIT = re.compile(_UNIT)
-_CJK_RUN = re.compile(f"(?:{_UNIT})+")
-# What follows a run in the same word (letters, digits, marks: "2024年3月").
-_WORD_TAIL = re.compile(rf"(?:[^\W_]|[{_MARKS}])*")
-_WORDISH = re.compile(rf"[^\W_]|[{_MARKS}]")
-# Snippets count a pair of those characters as a word (a run can be a whole line).
-_SNIPPET_TOKEN = re.compile(
-    rf"(?P<cjk>(?:{_UNIT}){{1,2}})"
-    rf"|(?P<word>[^\W_{CJK_RANGES}](?:[^\W_{CJK_RANGES}]|[{_MARKS}])*)"
-)
-# The text is read for grams as far as PostgreSQL's index reads it (migration 0002),
-# and the grams stop at a budget that keeps PostgreSQL's tsvector (1 MB at most) far
-# from its limit: each different gram costs its bytes and about 5 more there.
-GRAMS_TEXT_CHARS = 250_000
-GRAMS_MAX_BYTES = 400_000
+
+@cache
+def _snippet_token() -> re.Pattern[str]:
+    # Snippets count a pair of those characters as a word (a run can be a whole line).
+    # Built on first use, as documents.grams builds its classes.
+    return re.compile(
+        rf"(?P<cjk>(?:{unit_pattern().pattern}){{1,2}})"
+        rf"|(?P<word>[^\W_{CJK_RANGES}](?:[^\W_{CJK_RANGES}]|[{combining_marks()}])*)"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +135,7 @@ class SearchHit:
 
 
 def _term(text: str, *, prefix: bool, excluded: bool) -> Term | None:
-    words = tuple(w for w in _WORD.findall(text) if len(w) <= MAX_WORD_CHARS)
+    words = tuple(w for w in word_pattern().findall(text) if len(w) <= MAX_WORD_CHARS)
     if not words:
         return None
     return Term(words=words, prefix=prefix, excluded=excluded)
@@ -183,92 +145,6 @@ def _left_out(reason: str, rest: str) -> str:
     rest = " ".join(rest.split())
     shown = rest if len(rest) <= 40 else rest[:40].rstrip() + "…"
     return f"{reason}; “{shown}” was left out." if shown else ""
-
-
-def _pieces(word: str) -> list[tuple[str, bool]]:
-    """The word cut where its script changes: (piece, in those scripts) pairs."""
-    pieces, end = [], 0
-    for run in _CJK_RUN.finditer(word):
-        if run.start() > end:
-            pieces.append((word[end : run.start()], False))
-        pieces.append((run[0], True))
-        end = run.end()
-    if end < len(word):
-        pieces.append((word[end:], False))
-    return pieces
-
-
-def _bigrams(run: str, *, closed: bool) -> list[str]:
-    """Overlapping pairs of the run's characters; a closed run (one that ends there)
-    also gives its last character, so that a one-character search (a prefix) finds
-    it and no phrase runs on into the next run."""
-    if _MARK.search(run):
-        units = _CJK_UNIT.findall(run)
-        grams = [a + b for a, b in zip(units, units[1:], strict=False)]
-    else:
-        units = run  # one character each: pairs are slices, much faster
-        grams = [run[i : i + 2] for i in range(len(run) - 1)]
-    return [*grams, units[-1]] if closed or len(units) == 1 else grams
-
-
-def bigrams(text: str) -> str:
-    """The words of ``text`` that hold Chinese, Japanese, Korean or Thai, as bigrams
-    separated by spaces ("東京都に住む" → "東京 京都 都に に住 住む む"); what else such
-    a word holds comes along as it is ("2024年" → "2024 年"). Empty without them."""
-    return " ".join(_grams(text))
-
-
-def _grams(text: str) -> list[str]:
-    grams: list[str] = []
-    if not has_grams(text):
-        return grams  # most documents: a look at the text, nothing more
-    end = 0
-    for run in _CJK_RUN.finditer(text):
-        if run.start() < end:
-            continue  # part of the word already done
-        start = run.start()
-        while start > end and _WORDISH.fullmatch(text[start - 1]):
-            start -= 1
-        while start < run.start() and not _WORD.match(text[start]):
-            start += 1  # a word begins with a letter or digit, not with a mark
-        end = _WORD_TAIL.match(text, run.end()).end()
-        if start == run.start() and end == run.end():
-            grams += _bigrams(run[0], closed=True)  # most runs: nothing attached
-            continue
-        for piece, cjk in _pieces(text[start:end]):
-            grams += _bigrams(piece, closed=True) if cjk else [piece]
-    return grams
-
-
-def _cost(gram: str) -> int:
-    # Its bytes, and about as much again for its entry and a position in a tsvector.
-    return len(gram.encode()) + 5
-
-
-def search_grams(
-    *, text: str = "", title: str = "", original_filename: str = ""
-) -> str:
-    """What a document's ``search_grams`` holds: the ``bigrams`` of its title, file
-    name and text (as far as the index reads it), within ``GRAMS_MAX_BYTES``; empty
-    for a document without those scripts."""
-    parts = (title, original_filename, text[:GRAMS_TEXT_CHARS])
-    grams = [gram for part in parts for gram in _grams(part)]
-    if sum(map(_cost, dict.fromkeys(grams))) > GRAMS_MAX_BYTES:
-        seen: set[str] = set()
-        budget = GRAMS_MAX_BYTES
-        for end, gram in enumerate(grams):
-            if gram not in seen:
-                budget -= _cost(gram)
-                if budget < 0:
-                    grams = grams[:end]
-                    break
-                seen.add(gram)
-    return " ".join(grams)
-
-
-def has_grams(text: str) -> bool:
-    """Whether ``text`` holds a character that ``search_grams`` makes bigrams of."""
-    return not text.isascii() and bool(_CJK.search(text))
 
 
 def _gram_terms(t: Term) -> tuple[Term, ...]:
@@ -291,13 +167,15 @@ def _gram_terms(t: Term) -> tuple[Term, ...]:
         if not cjk:
             terms.append(Term(words=tuple(words), prefix=t.prefix and last))
             continue
-        pieces = [piece for word in words for piece in _pieces(word)]
+        # The grams are composed (NFC) whichever way the text or the word came.
+        composed = (unicodedata.normalize("NFC", word) for word in words)
+        parts = [part for word in composed for part in pieces(word)]
         grams: list[str] = []
-        for j, (piece, in_script) in enumerate(pieces):
+        for j, (part, in_script) in enumerate(parts):
             # Only the last piece may run on in the text: "東京" is in "東京都".
-            closed = j < len(pieces) - 1
-            grams += _bigrams(piece, closed=closed) if in_script else [piece]
-        one_character = pieces[-1][1] and len(_CJK_UNIT.findall(pieces[-1][0])) == 1
+            closed = j < len(parts) - 1
+            grams += run_bigrams(part, closed=closed) if in_script else [part]
+        one_character = parts[-1][1] and len(unit_pattern().findall(parts[-1][0])) == 1
         prefix = one_character or (t.prefix and last)
         terms.append(Term(words=tuple(grams), prefix=prefix))
     if [(g.words, g.prefix) for g in terms] == [(t.words, t.prefix)]:
@@ -388,13 +266,20 @@ def _fts5_term(t: Term) -> str:
 
 
 def _fts5_phrase(t: Term) -> str:
-    # FTS5 folds accents itself, not Unicode's forms: a word typed decomposed (NFD) is
-    # looked for composed too, as text mostly is; and as typed, for text that is not.
+    # FTS5 folds accents itself, not Unicode's forms: a word is looked for as typed,
+    # composed (NFC, as text mostly is) and decomposed (NFD: Korean or Devanagari
+    # stored that way, which PostgreSQL's index composes).
+    words = " ".join(t.words)
+    spellings = dict.fromkeys(
+        [
+            words,
+            unicodedata.normalize("NFC", words),
+            unicodedata.normalize("NFD", words),
+        ]
+    )
     star = "*" if t.prefix else ""
-    typed = '"' + " ".join(t.words) + '"' + star
-    nfc = (unicodedata.normalize("NFC", w) for w in t.words)
-    composed = '"' + " ".join(nfc) + '"' + star
-    return typed if composed == typed else f"({typed} OR {composed})"
+    phrases = [f'"{spelling}"{star}' for spelling in spellings]
+    return phrases[0] if len(phrases) == 1 else "(" + " OR ".join(phrases) + ")"
 
 
 def fts5_match(parsed: ParsedQuery) -> str:
@@ -508,14 +393,14 @@ def make_snippet(text: str, parsed: ParsedQuery) -> SafeString:
 
     recent: deque[int] = deque(maxlen=SNIPPET_WORDS_BEFORE + 1)
     start = 0
-    for token in _SNIPPET_TOKEN.finditer(text):
+    for token in _snippet_token().finditer(text):
         recent.append(token.start())
         if token.end() > needle_at or matches(token["word"]):
             start = recent[0]
             break
     marked: list[tuple[int, int]] = []
     end = start
-    for count, token in enumerate(_SNIPPET_TOKEN.finditer(text, start)):
+    for count, token in enumerate(_snippet_token().finditer(text, start)):
         if count >= SNIPPET_WORDS:
             break
         if matches(token["word"]):
@@ -595,7 +480,8 @@ def _sqlite_rows(
 ) -> list:
     # bm25 over the text alone: it scores by the length of all columns together, so a
     # name weight would let documents without text (not yet processed) win. The name
-    # is the file name and the owner's title; the grams (0011) count as text.
+    # is the file name and the owner's title, which FTS5 reads with the name's grams
+    # (0012); the text's grams (0011) count as text.
     where, filter_params = filters
     sql = f"""
         SELECT d.id,

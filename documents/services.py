@@ -17,9 +17,9 @@ from django.db.models.functions import Substr
 from django.utils import timezone
 
 from documents.extractors.base import ExtractionResult
+from documents.grams import GRAMS_TEXT_CHARS, has_grams, search_grams
 from documents.models import Document, Tag
 from documents.pages import forget_pages
-from documents.search import GRAMS_TEXT_CHARS, has_grams, search_grams
 from documents.uploads import CheckedUpload
 from jobqueue.models import Operation, Status
 from jobqueue.services import DocumentQueueService

@@ -3,6 +3,7 @@ on whichever database the suite runs against (SQLite FTS5 or PostgreSQL)."""
 
 from __future__ import annotations
 
+import unicodedata
 from functools import cache
 from pathlib import Path
 
@@ -538,6 +539,8 @@ NFD_E = "e\u0301"  # "é" typed as "e" and a combining acute accent
         ("カ\u3099イト\u3099", "ガイド"),  # Japanese kana typed decomposed
         # A letter NFC itself decomposes (क़), typed as the text holds it: found too.
         ("\u0958\u093f\u0932\u093e", "\u0958\u093f\u0932\u093e \u0939\u0948"),
+        # Other scripts stored decomposed (FTS5 holds the text as it came).
+        ("ऱ्हास", unicodedata.normalize("NFD", "ऱ्हास झाला")),  # Marathi
     ],
 )
 def test_accents_and_unicode_forms_are_folded_alike(user, query, text):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import random
+import unicodedata
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -12,15 +13,9 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from documents.extractors.base import ExtractionResult
+from documents.grams import CJK_RANGES, GRAMS_MAX_BYTES, bigrams, search_grams
 from documents.models import Document
-from documents.search import (
-    CJK_RANGES,
-    GRAMS_MAX_BYTES,
-    bigrams,
-    parse_query,
-    search_documents,
-    search_grams,
-)
+from documents.search import parse_query, search_documents
 from documents.services import (
     document_create,
     document_store_result,
@@ -165,6 +160,44 @@ def test_titles_and_file_names_in_those_scripts_are_found(user):
     assert named.search_grams.startswith("東京")
 
 
+@pytest.mark.parametrize(
+    ("query", "text"),
+    [
+        (
+            "서울",
+            unicodedata.normalize("NFD", "저는 서울에서 일해요"),
+        ),  # letters (jamo)
+        (unicodedata.normalize("NFD", "서울"), "저는 서울에서 일해요"),
+        (unicodedata.normalize("NFD", "서울에"), "저는 서울에서 일해요"),  # its grams
+        ("서울에서", unicodedata.normalize("NFD", "저는 서울에서 일해요")),
+        ("ガイド", unicodedata.normalize("NFD", "旅行ガイドです")),  # voiced kana
+    ],
+)
+def test_words_are_found_whichever_unicode_form_either_side_has(user, query, text):
+    make_text_document(user, "nfd.txt", text)
+    assert names(user, query) == ["nfd.txt"]
+
+
+def test_a_title_or_file_name_in_those_scripts_ranks_first(user, sentences):
+    # As a Latin title does: the name's grams weigh as the name (migration 0012).
+    titled = make_text_document(user, "scan.pdf", "no words of those scripts")
+    document_update_details(document=titled, title="東京出張レポート", tag_names=[])
+    upload = CheckedUpload(
+        file=SimpleUploadedFile("x.txt", b"hello"),
+        filename=unicodedata.normalize("NFD", "서울 회의록.txt"),  # from a Mac
+        mime_type="text/plain",
+    )
+    named = document_create(owner=user, upload=upload)
+    ja, ko = sentences["ja.txt"], sentences["ko.txt"]
+    for query, expected in [
+        ("東京", [(titled, True), (ja, False)]),
+        ("東京出張", [(titled, True)]),
+        ("서울", [(named, True), (ko, False)]),
+    ]:
+        hits = search_documents(user, query)
+        assert [(hit.document, hit.in_name) for hit in hits] == expected
+
+
 def test_the_snippet_marks_the_word_inside_its_run(user, sentences):
     [hit] = search_documents(user, "東京")
     assert "私は<mark>東京</mark>に住んでいます" in hit.snippet_html
@@ -229,3 +262,39 @@ def test_documents_stored_before_the_migration_are_found_after_it(user):
     assert names(user, "大阪") == ["before.txt"]
     make_text_document(user, "after.txt", "東京タワー")
     assert names(user, "東京") == ["after.txt", "before.txt"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_names_indexed_before_their_grams_had_the_name_weight_rank_first_after(user):
+    leaves = MigrationExecutor(connection).loader.graph.leaf_nodes()
+    executor = MigrationExecutor(connection)
+    target = [("documents", "0011_search_grams")]
+    executor.migrate(target)
+    try:
+        old_apps = executor.loader.project_state(target).apps
+        OldDocument = old_apps.get_model("documents", "Document")
+        for name, title, text in [
+            ("titled.txt", "大阪支店の議事録", "Minutes."),
+            ("body.txt", "", "大阪支店で会いましょう"),
+        ]:
+            OldDocument.objects.create(
+                owner_id=user.pk,
+                original_filename=name,
+                title=title,
+                file=f"documents/{name}",
+                mime_type="text/plain",
+                size=1,
+                sha256="0" * 64,
+                status=Status.COMPLETED,
+                text=text,
+                search_grams=" ".join(filter(None, [bigrams(title), bigrams(text)])),
+            )
+        hits = search_documents(user, "支店")
+        assert [hit.in_name for hit in hits] == [False, False]
+    finally:
+        MigrationExecutor(connection).migrate(leaves)
+    hits = search_documents(user, "支店")
+    assert [(h.document.original_filename, h.in_name) for h in hits] == [
+        ("titled.txt", True),
+        ("body.txt", False),
+    ]
