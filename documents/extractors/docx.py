@@ -8,7 +8,7 @@ import zipfile
 from email import policy
 from email.parser import BytesParser
 from itertools import chain, islice
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .archive import checked_zip, declares_dtd, strict_ooxml, strict_refusal
 from .base import (
@@ -24,6 +24,7 @@ from .detect import office_main_part
 from .formats import DOCX
 from .html import html_lines
 from .mail import part_text
+from .marks import BULLET, SYMBOL_FONT, letters, roman
 from .text import decode
 
 if TYPE_CHECKING:
@@ -48,19 +49,14 @@ _MOVED_AWAY = f"{_W}moveFrom"
 _RPR, _VAL = f"{_W}rPr", f"{_W}val"
 _HIDING = (f"{_W}vanish", f"{_W}specVanish")  # Font > Hidden
 _OFF = frozenset({"0", "false", "off"})
-# The Symbol font's letters and signs (Adobe's Symbol encoding), where Unicode has
-# them; Word stores its codes as F020-F0FF. Its other codes below 0x7F are ASCII's,
-# and it has no character at 0x7F-0x9F and 0xF0 (the Mac's Apple logo) or 0xFF.
-_SYMBOL_FONT = {
-    **dict(zip(range(0x41, 0x5B), "ΑΒΧΔΕΦΓΗΙϑΚΛΜΝΟΠΘΡΣΤΥςΩΞΨΖ", strict=True)),
-    **dict(zip(range(0x61, 0x7B), "αβχδεφγηιϕκλμνοπθρστυϖωξψζ", strict=True)),
-    0x22: "∀", 0x24: "∃", 0x27: "∋", 0x2A: "∗", 0x2D: "−", 0x40: "≅", 0x5C: "∴",
-    0x5E: "⊥", 0xA3: "≤", 0xA5: "∞", 0xAB: "↔", 0xAC: "←", 0xAD: "↑", 0xAE: "→",
-    0xAF: "↓", 0xB0: "°", 0xB1: "±", 0xB3: "≥", 0xB4: "×", 0xB5: "∝", 0xB6: "∂",
-    0xB7: "•", 0xB8: "÷", 0xB9: "≠", 0xBA: "≡", 0xBB: "≈", 0xC5: "⊕", 0xC7: "∩",
-    0xC8: "∪", 0xCE: "∈", 0xD6: "√", 0xD8: "¬", 0xDE: "⇒", 0xE5: "∑", 0xF2: "∫",
-    **dict.fromkeys((*range(0x7F, 0xA0), 0xF0, 0xFF), ""),
-}  # fmt: skip
+# Numbered and bulleted paragraphs (numbering.xml): a paragraph's list and level,
+# its own or its style's.
+_NUM_PR, _ILVL, _NUM_ID = f"{_W}numPr", f"{_W}ilvl", f"{_W}numId"
+_PLACEHOLDER = re.compile(r"%([1-9])")  # a level's number in its text, "%1.%2"
+_SUFFIXES = {"tab": "\t", "space": " ", "nothing": ""}
+_MAX_STYLE_DEPTH = 64  # styles based on styles: a loop or a hostile chain ends there
+# Ruby (phonetic guide) text: the reading above its base, not the text itself.
+_RUBY_TEXT = f"{_W}rt"
 
 
 def extract_docx(
@@ -75,12 +71,13 @@ def extract_docx(
             "its Word document has no body, the part that holds its text"
         )
     hidden = _hidden_styles(document)
+    numbering = _Numbering(document)
     text = TextBuilder(options.max_chars)
     # Lazily, part by part: reading stops once the limit is reached.
     parts = chain(
-        _paragraphs(body, document.part, hidden),
-        _notes(document, hidden),
-        _headers_and_footers(document, hidden),
+        _paragraphs(body, document.part, hidden, numbering),
+        _notes(document, hidden, numbering),
+        _headers_and_footers(document, hidden, numbering),
     )
     text.extend(parts)
     extracted = text.text.strip("\n")
@@ -146,14 +143,18 @@ def _open_document(path: str | os.PathLike[str]) -> Any:
     return part.document
 
 
-def _paragraphs(root: Any, part: Any, hidden: dict[str, bool]) -> Iterator[str]:
+def _paragraphs(
+    root: Any, part: Any, hidden: dict[str, bool], numbering: _Numbering
+) -> Iterator[str]:
     """Yield each w:p's shown text in document order, so table cells come row by
-    row; a page embedded whole (w:altChunk) where it stands. `hidden`: the styles
-    that hide or show their text."""
+    row, after its list number or bullet; a page embedded whole (w:altChunk) where
+    it stands. `hidden`: the styles that hide or show their text."""
     # Text read elsewhere: mc:Fallback repeats the mc:Choice content (e.g. text
-    # boxes) for old readers, w:moveFrom is moved text at its old place.
-    for repeated in list(root.iter(_FALLBACK, _MOVED_AWAY)):
+    # boxes) for old readers, w:moveFrom is moved text at its old place. Ruby
+    # text is a reading shown above its base, which is the text.
+    for repeated in list(root.iter(_FALLBACK, _MOVED_AWAY, _RUBY_TEXT)):
         repeated.getparent().remove(repeated)
+    counters: dict[str, dict[int, int]] = {}  # each part numbers its own lists
     for p in root.iter(_P, _ALT_CHUNK):
         if p.tag == _ALT_CHUNK:
             yield from _chunk_lines(part, p.get(_R_ID))
@@ -164,13 +165,16 @@ def _paragraphs(root: Any, part: Any, hidden: dict[str, bool]) -> Iterator[str]:
         # Hidden by its style, unless a run says otherwise. (A w:vanish in the
         # paragraph's own w:pPr/w:rPr hides only its mark, not its text.)
         style = p.find(f"{_W}pPr/{_W}pStyle")
-        by_style = hidden.get(style.get(_VAL, "")) if style is not None else None
+        style_id = style.get(_VAL, "") if style is not None else ""
+        by_style = hidden.get(style_id) if style is not None else None
         pieces = []
+        hid_text = False
         for el in p.iter(_T, _MATH_T, _SYM, *_RUN_PIECES):
             if nested and _owning_paragraph(el) is not p:
                 continue
             run = el.getparent()  # w:r, or m:r in an equation
             if _is_hidden(run, by_style, hidden):
+                hid_text = True
                 continue
             if el.tag == _T or el.tag == _MATH_T:
                 pieces.append(el.text or "")
@@ -178,7 +182,10 @@ def _paragraphs(root: Any, part: Any, hidden: dict[str, bool]) -> Iterator[str]:
                 pieces.append(_symbol(el))
             elif run.tag == _R:  # w:tab also defines tab stops in w:pPr
                 pieces.append(_RUN_PIECES[el.tag])
-        yield "".join(pieces)
+        line = "".join(pieces)
+        label = numbering.label(p, style_id, counters)
+        # A list item whose text is all hidden shows no number either.
+        yield line if hid_text and not line else label + line
 
 
 def _is_hidden(run: Any, by_style: bool | None, hidden: dict[str, bool]) -> bool:
@@ -242,9 +249,9 @@ def _symbol(sym: Any) -> str:
     if (sym.get(f"{_W}font") or "").lower() == "symbol":
         low = code - 0xF000 if 0xF020 <= code <= 0xF0FF else code
         if 0x20 <= low < 0x7F:
-            return _SYMBOL_FONT.get(low, chr(low))
-        if low in _SYMBOL_FONT:  # else a sign kept as its private-use character
-            return _SYMBOL_FONT[low]
+            return SYMBOL_FONT.get(low, chr(low))
+        if low in SYMBOL_FONT:  # else a sign kept as its private-use character
+            return SYMBOL_FONT[low]
     if code < 0x20 or 0xD800 <= code <= 0xDFFF or code > 0x10FFFF:
         return ""
     return chr(code)
@@ -278,9 +285,12 @@ def _owning_paragraph(el: Any) -> Any:
     return el
 
 
-def _notes(document: Any, hidden: dict[str, bool]) -> Iterator[str]:
+def _notes(
+    document: Any, hidden: dict[str, bool], numbering: _Numbering
+) -> Iterator[str]:
     """The footnotes and endnotes: the parts the main part relates as such,
-    whatever their names."""
+    whatever their names. Word writes a space between a note's number, which is
+    not read, and its text: left out."""
     from docx.opc.constants import RELATIONSHIP_TYPE as RT
     from docx.oxml import parse_xml
 
@@ -292,11 +302,13 @@ def _notes(document: Any, hidden: dict[str, bool]) -> Iterator[str]:
         if part.partname in seen:
             continue
         seen.add(part.partname)
-        notes = _paragraphs(parse_xml(part.blob), part, hidden)
-        yield from (t for t in notes if t.strip())
+        notes = _paragraphs(parse_xml(part.blob), part, hidden, numbering)
+        yield from (t.lstrip(" ") for t in notes if t.strip())
 
 
-def _headers_and_footers(document: Any, hidden: dict[str, bool]) -> Iterator[str]:
+def _headers_and_footers(
+    document: Any, hidden: dict[str, bool], numbering: _Numbering
+) -> Iterator[str]:
     seen: set[str] = set()
     for section in document.sections:
         for hf in _section_parts(section):
@@ -310,7 +322,7 @@ def _headers_and_footers(document: Any, hidden: dict[str, bool]) -> Iterator[str
             if part.partname in seen:
                 continue
             seen.add(part.partname)
-            yield from _paragraphs(part.element, part, hidden)
+            yield from _paragraphs(part.element, part, hidden, numbering)
 
 
 def _section_parts(section: Any) -> Iterable[Any]:
@@ -322,3 +334,212 @@ def _section_parts(section: Any) -> Iterable[Any]:
         section.even_page_header,
         section.even_page_footer,
     )
+
+
+class _Level(NamedTuple):
+    """One level of a list (w:lvl)."""
+
+    start: int
+    format: str  # w:numFmt: decimal, lowerLetter, bullet, none...
+    text: str  # w:lvlText: "%1.%2)" puts the levels' numbers in
+    restart: int | None  # w:lvlRestart: after which levels it starts again
+    legal: bool  # w:isLgl: the levels' numbers in digits, as "1.1" for "I.a"
+    suffix: str  # what stands between the number and the text
+    style: str  # w:pStyle: the paragraph style that takes this level
+
+
+class _Numbering:
+    """The lists of numbering.xml (w:abstractNum, and w:num that use them), and the
+    paragraph styles that number their paragraphs (headings, "List Number")."""
+
+    def __init__(self, document: Any) -> None:
+        self.abstract: dict[str, dict[int, _Level]] = {}
+        self.links: dict[str, str] = {}  # abstractNum -> a numbering style's id
+        # w:num: its abstractNum, its levels' w:startOverride and replaced w:lvl.
+        self.nums: dict[str, tuple[str, dict[int, int], dict[int, _Level]]] = {}
+        self.styles: dict[str, tuple[str | None, int | None]] = {}
+        root = _numbering_root(document)
+        if root is None:
+            return
+        for abstract in root.iterchildren(f"{_W}abstractNum"):
+            key = abstract.get(f"{_W}abstractNumId", "")
+            self.abstract[key] = _levels(abstract)
+            link = abstract.find(f"{_W}numStyleLink")
+            if link is not None:
+                self.links[key] = link.get(_VAL, "")
+        for num in root.iterchildren(f"{_W}num"):
+            used = num.find(f"{_W}abstractNumId")
+            starts, levels = {}, {}
+            for override in num.iterchildren(f"{_W}lvlOverride"):
+                level = _int(override.get(_ILVL), -1)
+                start = override.find(f"{_W}startOverride")
+                if start is not None:
+                    starts[level] = _int(start.get(_VAL), 0)
+                levels.update(_levels(override))
+            self.nums[num.get(_NUM_ID, "")] = (
+                "" if used is None else used.get(_VAL, ""),
+                starts,
+                levels,
+            )
+        self.styles = _numbered_styles(document)
+
+    def label(self, p: Any, style: str, counters: dict[str, dict[int, int]]) -> str:
+        """The number or bullet a paragraph shows before its text, with what follows
+        it (a tab), counted on in `counters`; "" for a paragraph outside a list."""
+        if not self.nums:
+            return ""
+        num_id, ilvl = self.styles.get(style, (None, None))
+        own = p.find(f"{_W}pPr/{_NUM_PR}")
+        if own is not None:
+            own_num, own_level = own.find(_NUM_ID), own.find(_ILVL)
+            if own_num is not None:
+                num_id = own_num.get(_VAL)
+            if own_level is not None:
+                ilvl = _int(own_level.get(_VAL), 0)
+        if num_id is None or num_id not in self.nums:  # "0" takes a style's away
+            return ""
+        levels, starts, key = self._list(num_id)
+        if ilvl is None:  # a heading style's level: the one that names the style
+            ilvl = next((n for n, lv in levels.items() if lv.style == style), 0)
+        level = levels.get(ilvl)
+        if level is None:
+            return ""
+        # Lists that share their definition number on together, as Word does,
+        # unless one starts its own numbering (w:startOverride).
+        counted = counters.setdefault(key, {})
+        counted[ilvl] = counted[ilvl] + 1 if ilvl in counted else starts[ilvl]
+        for deeper in [n for n in counted if n > ilvl]:
+            restart = levels[deeper].restart if deeper in levels else None
+            if ilvl < (deeper if restart is None else restart):
+                del counted[deeper]
+        if level.format == "bullet":
+            return BULLET + level.suffix
+        shown = _PLACEHOLDER.sub(
+            lambda m: _number(levels, starts, counted, int(m.group(1)) - 1, level),
+            level.text,
+        )
+        return shown + level.suffix if shown.strip() else ""
+
+    def _list(self, num_id: str) -> tuple[dict[int, _Level], dict[int, int], str]:
+        """A w:num's levels, their start values, and the key its counters go by."""
+        abstract_id, start_overrides, replaced = self.nums[num_id]
+        for _ in range(3):  # a list style's definition, through its style
+            if self.abstract.get(abstract_id) or abstract_id not in self.links:
+                break
+            linked = self.styles.get(self.links[abstract_id], (None, None))[0]
+            if linked not in self.nums:
+                break
+            abstract_id = self.nums[linked][0]
+        levels = {**self.abstract.get(abstract_id, {}), **replaced}
+        starts = {n: level.start for n, level in levels.items()}
+        starts.update(start_overrides)
+        key = f"num {num_id}" if start_overrides or replaced else abstract_id
+        return levels, starts, key
+
+
+def _numbering_root(document: Any) -> Any:
+    """numbering.xml's root, or None for a document without one (or a broken one)."""
+    from docx.opc.constants import RELATIONSHIP_TYPE as RT
+    from docx.oxml import parse_xml
+
+    for rel in document.part.rels.values():
+        if rel.reltype == RT.NUMBERING and not rel.is_external:
+            try:
+                return parse_xml(rel.target_part.blob)
+            except Exception:  # a broken list part: the text is read without numbers
+                return None
+    return None
+
+
+def _levels(parent: Any) -> dict[int, _Level]:
+    """The w:lvl definitions under an abstractNum (or a lvlOverride), by level."""
+    levels = {}
+    for lvl in parent.iterchildren(f"{_W}lvl"):
+        values = {
+            name: (None if (el := lvl.find(f"{_W}{name}")) is None else el.get(_VAL))
+            for name in ("start", "numFmt", "lvlText", "lvlRestart", "suff", "pStyle")
+        }
+        legal = lvl.find(f"{_W}isLgl")
+        levels[_int(lvl.get(_ILVL), 0)] = _Level(
+            start=_int(values["start"], 1 if values["numFmt"] != "decimalZero" else 0),
+            format=values["numFmt"] or "decimal",
+            text=values["lvlText"] or "",
+            restart=None
+            if values["lvlRestart"] is None
+            else _int(values["lvlRestart"], 0),
+            legal=legal is not None and legal.get(_VAL, "true").lower() not in _OFF,
+            suffix=_SUFFIXES.get(values["suff"] or "tab", "\t"),
+            style=values["pStyle"] or "",
+        )
+    return levels
+
+
+def _numbered_styles(document: Any) -> dict[str, tuple[str | None, int | None]]:
+    """Each paragraph style's list and level (w:numPr), its own or inherited."""
+    try:
+        styles = document.part.styles.element
+    except (KeyError, ValueError, AttributeError):  # a broken styles part
+        return {}
+    own: dict[str, tuple[str | None, int | None]] = {}
+    based_on: dict[str, str] = {}
+    for style in styles.iterchildren(f"{_W}style"):
+        name = style.get(f"{_W}styleId", "")
+        numbered = style.find(f"{_W}pPr/{_NUM_PR}")
+        if numbered is not None:
+            num_id, level = numbered.find(_NUM_ID), numbered.find(_ILVL)
+            own[name] = (
+                None if num_id is None else num_id.get(_VAL),
+                None if level is None else _int(level.get(_VAL), 0),
+            )
+        parent = style.find(f"{_W}basedOn")
+        if parent is not None:
+            based_on[name] = parent.get(_VAL, "")
+    resolved = {}
+    for name in set(own) | set(based_on):
+        num_id, level, current = None, None, name
+        for _ in range(_MAX_STYLE_DEPTH):
+            found = own.get(current, (None, None))
+            num_id = num_id if num_id is not None else found[0]
+            level = level if level is not None else found[1]
+            if current not in based_on:
+                break
+            current = based_on[current]
+        if num_id is not None:
+            resolved[name] = (num_id, level)
+    return resolved
+
+
+def _number(
+    levels: dict[int, _Level],
+    starts: dict[int, int],
+    counted: dict[int, int],
+    n: int,
+    shown: _Level,
+) -> str:
+    """Level n's number as the level `shown` writes it: its count so far, else its
+    start value."""
+    value = counted.get(n, starts.get(n, 1))
+    kind = "decimal" if shown.legal or n not in levels else levels[n].format
+    if kind == "lowerLetter":
+        return letters(value, repeat=True)
+    if kind == "upperLetter":
+        return letters(value, repeat=True).upper()
+    if kind == "lowerRoman":
+        return roman(value)
+    if kind == "upperRoman":
+        return roman(value).upper()
+    if kind == "decimalZero":
+        return f"{value:02d}"
+    if kind == "none":
+        return ""
+    if kind == "bullet":
+        return BULLET
+    return str(value)  # decimal, and the scripts' numbers Word also counts with
+
+
+def _int(value: str | None, default: int) -> int:
+    """An attribute's whole number, within what a list counts to; else `default`."""
+    try:
+        return max(-1, min(int(value or ""), 10**6))
+    except ValueError:
+        return default

@@ -46,6 +46,9 @@ _MB = 1024 * 1024
 # is read once from the package, and chapters' headings are in their text.
 _TITLE = re.compile(r"<title\b[^>]*/>|<title\b[^>]*>.*?</title\s*>", re.I | re.S)
 _BODY = re.compile(r"<body\b", re.I)
+# What LibreOffice's export (libepubgen) writes as the title of a document that
+# has none.
+_PLACEHOLDER_TITLES = {"unknown title"}
 _DRM = (
     "This e-book is protected by DRM (its chapters are encrypted), so its text "
     "cannot be read; upload a copy without DRM."
@@ -126,10 +129,12 @@ def _member(name: str, members: dict[str, Any]) -> str | None:
 
 
 def _title(package: Any) -> str:
-    """The book's (first) dc:title, in OEB 1's dc-metadata too."""
+    """The book's (first) dc:title, in OEB 1's dc-metadata too; "" for none, or
+    for the placeholder of a book saved without one."""
     metadata = package.find("{*}metadata")
     title = None if metadata is None else next(metadata.iter("{*}title"), None)
-    return " ".join((title.text or "").split()) if title is not None else ""
+    shown = " ".join((title.text or "").split()) if title is not None else ""
+    return "" if shown.lower() in _PLACEHOLDER_TITLES else shown
 
 
 def _spine(

@@ -23,6 +23,14 @@ _BOUNDARY_LINE = re.compile(
     re.MULTILINE,
 )
 _LINE_BREAKS = re.compile(r"[\r\n]")
+# Forwarded messages (message/rfc822) are read inside each other this deep; deeper
+# ones are named only.
+_MAX_FORWARD_DEPTH = 3
+# An invitation's (text/calendar, RFC 5545) properties people read, outside its
+# alarms ("Reminder") and time zones; its escapes ("\n", "\,").
+_CALENDAR_TEXT = ("SUMMARY", "LOCATION", "DESCRIPTION")
+_CALENDAR_SKIPPED = ("VALARM", "VTIMEZONE")
+_CALENDAR_ESCAPE = re.compile(r"\\([nN,;\\])")
 _BROKEN_NOTE = (
     "Its MIME structure is broken (a multipart message without its boundary, or "
     "with a wrong one): {what}."
@@ -130,7 +138,9 @@ def extract_email(
     )
 
 
-def _lines(message: EmailMessage, mail: _Mail) -> Iterator[str]:
+def _lines(message: EmailMessage, mail: _Mail, depth: int = 0) -> Iterator[str]:
+    """The headers, the body's text, forwarded messages and invitations (their
+    text), and the attachments' names."""
     charset = _body_charset(message, mail)
     for name in _HEADERS:
         value = _header(message, name, charset)
@@ -143,13 +153,83 @@ def _lines(message: EmailMessage, mail: _Mail) -> Iterator[str]:
         content = part_text(part)
         if part.get_content_subtype() == "html" or _looks_like_html(part, content):
             yield from html_lines(content)[0]
+        elif part.get_param("format", "").lower() == "flowed":
+            delsp = part.get_param("delsp", "").lower() == "yes"
+            yield from _unflowed(content.splitlines(), delsp=delsp)
         else:
             yield from content.splitlines()
+    shown = bool(mail.body)
+    for attachment in mail.attachments:
+        lines = _attached_lines(attachment, depth)
+        first = next(lines, None)
+        if first is None:
+            continue
+        if shown:
+            yield ""
+        shown = True
+        yield first
+        yield from lines
     names = [_attachment_name(a) for a in mail.attachments]
     if names:
-        if mail.body:
+        if shown:
             yield ""
         yield f"Attachments: {', '.join(names)}"
+
+
+def _attached_lines(part: EmailMessage, depth: int) -> Iterator[str]:
+    """A forwarded message read as a message is, or an invitation's text; nothing
+    for other attachments."""
+    kind = part.get_content_type()
+    if kind == "message/rfc822" and depth < _MAX_FORWARD_DEPTH:
+        try:
+            inner = part.get_payload(0)
+        except (TypeError, IndexError):  # not parsed as a message: named only
+            return
+        if isinstance(inner, EmailMessage):
+            yield from _lines(inner, _Mail(inner), depth + 1)
+    elif kind == "text/calendar":
+        yield from _calendar_lines(part_text(part))
+
+
+def _calendar_lines(text: str) -> Iterator[str]:
+    """The summary, location and description of each event (task...) in an
+    iCalendar text, its folded lines joined and escapes undone."""
+    unfolded = re.sub(r"\r?\n[ \t]", "", text)
+    skipped = 0  # the depth of the alarms and time zones being passed
+    for line in unfolded.splitlines():
+        name, _, value = line.partition(":")
+        name = name.split(";", 1)[0].strip().upper()
+        if name == "BEGIN" and value.strip().upper() in _CALENDAR_SKIPPED:
+            skipped += 1
+        elif name == "END" and value.strip().upper() in _CALENDAR_SKIPPED:
+            skipped = max(0, skipped - 1)
+        elif not skipped and name in _CALENDAR_TEXT and value.strip():
+            shown = _CALENDAR_ESCAPE.sub(
+                lambda m: "\n" if m.group(1) in "nN" else m.group(1), value
+            )
+            yield from shown.splitlines()
+
+
+def _unflowed(lines: list[str], *, delsp: bool) -> Iterator[str]:
+    """Lines of format=flowed text (RFC 3676) as written: a line ending in a space
+    goes on in the next one of the same quote depth (that space removed with
+    delsp=yes), and the space a sender put before a line's start is taken away."""
+    joined: list[str] = []
+    flowing, depth = False, 0
+    for line in lines:
+        quotes = len(line) - len(line.lstrip(">"))
+        content = line[quotes:]
+        if content.startswith(" "):  # space-stuffed
+            content = content[1:]
+        soft = content.endswith(" ") and content != "-- "  # "-- " opens a signature
+        if soft and delsp:
+            content = content[:-1]
+        if flowing and quotes == depth and joined:
+            joined[-1] += content
+        else:
+            joined.append(">" * quotes + (" " if quotes and content else "") + content)
+        flowing, depth = soft, quotes
+    return iter(joined)
 
 
 def _has_plain(parts: list[EmailMessage]) -> bool:

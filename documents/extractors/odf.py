@@ -14,7 +14,7 @@ import os
 import re
 from collections.abc import Iterator
 from itertools import chain
-from typing import Any
+from typing import Any, NamedTuple
 
 from .archive import checked_zip
 from .base import (
@@ -27,6 +27,7 @@ from .base import (
     parse_xml,
     unreadable,
 )
+from .marks import BULLET, letters, roman
 
 _TEXT = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
 _OFFICE = "{urn:oasis:names:tc:opendocument:xmlns:office:1.0}"
@@ -55,6 +56,24 @@ _STYLED = {f"{_TEXT}p": "paragraph", f"{_TEXT}h": "paragraph", f"{_TEXT}span": "
 _HIDDEN_PARAGRAPH, _HIDDEN_TEXT = f"{_TEXT}hidden-paragraph", f"{_TEXT}hidden-text"
 _DISPLAY = (f"{_TEXT}display", f"{_FO}display")
 _PAGE_COUNT = re.compile(rb'meta:page-count="(\d+)"')
+# Ruby (phonetic guide) text: the reading above its base, not the text itself.
+_RUBY_TEXT = f"{_TEXT}ruby-text"
+# A page-number field's placeholder where no page gives it a value (a slide's
+# notes page, converted from PowerPoint): "<number>".
+_PAGE_NUMBER = f"{_TEXT}page-number"
+# Lists: a paragraph's number or bullet comes from its list's style, by its depth.
+_LIST, _LIST_ITEM = f"{_TEXT}list", f"{_TEXT}list-item"
+_LIST_HEADER, _NUMBER = f"{_TEXT}list-header", f"{_TEXT}number"
+_LIST_STYLES = (f"{_TEXT}list-style", f"{_TEXT}outline-style")
+# Numbered levels, then bulleted ones (a character or a picture).
+_NUMBERED_LEVELS = (f"{_TEXT}list-level-style-number", f"{_TEXT}outline-level-style")
+_LIST_LEVELS = (
+    *_NUMBERED_LEVELS,
+    f"{_TEXT}list-level-style-bullet",
+    f"{_TEXT}list-level-style-image",
+)
+_FOLLOWED_BY = {"listtab": "\t", "space": " ", "nothing": ""}
+_MAX_LIST_DEPTH = 64
 # What an attribute's count (spaces, repeats) is taken as at most: int() refuses a
 # number of thousands of digits, and callers cap far lower.
 _MAX_COUNT = 10**9
@@ -84,6 +103,10 @@ _VALUES = tuple(
 _PRESENTATION = f"{_OFFICE}presentation"
 _PAGE = f"{_DRAW}page"
 _SPEAKER_NOTES = "{urn:oasis:names:tc:opendocument:xmlns:presentation:1.0}notes"
+# A layout's placeholders on a slide or notes page: what they show comes from the
+# master or a field ("<number>"), not from the slide.
+_PLACEHOLDER_CLASS = "{urn:oasis:names:tc:opendocument:xmlns:presentation:1.0}class"
+_PLACEHOLDERS = {"page-number", "date-time", "header", "footer"}
 # Comments on a slide, as LibreOffice writes them (office:annotation in ODF 1.4).
 _SLIDE_COMMENT = "{http://openoffice.org/2009/office}annotation"
 
@@ -150,8 +173,9 @@ def _extract(
     else:
         extractor = "odt"
         # Headers and footers after the body and notes, as DOCX's.
+        lists = _Lists(common, automatic)
         text.extend(
-            chain(_blocks(body, body_hidden), _headers_and_footers(styles_root))
+            chain(_blocks(body, body_hidden, lists), _headers_and_footers(styles_root))
         )
         count = _PAGE_COUNT.search(meta)
         page_count = (int(count.group(1)) or None) if count else None
@@ -249,8 +273,11 @@ def _headers_and_footers(styles: Any) -> Iterator[str]:
                     yield line
 
 
-def _blocks(root: Any, hidden_styles: frozenset[tuple[str, str]]) -> Iterator[str]:
-    """Each heading and paragraph of the body in order, then the notes' paragraphs."""
+def _blocks(
+    root: Any, hidden_styles: frozenset[tuple[str, str]], lists: _Lists
+) -> Iterator[str]:
+    """Each heading and paragraph of the body in order, after its list number or
+    bullet, then the notes' paragraphs."""
     notes = []
     body = root.find(f"{_OFFICE}body")
     for block in (root if body is None else body).iter(*_BLOCKS):
@@ -258,9 +285,9 @@ def _blocks(root: Any, hidden_styles: frozenset[tuple[str, str]]) -> Iterator[st
             continue
         owner = _aside(block)
         if owner is None:
-            yield _text(block, hidden_styles)
+            yield lists.label(block) + _text(block, hidden_styles)
         elif owner.tag == _NOTE:
-            notes.append(_text(block, hidden_styles))
+            notes.append(lists.label(block) + _text(block, hidden_styles))
     yield from notes
 
 
@@ -308,7 +335,9 @@ def _pieces(
         elif (
             isinstance(tag, str)
             and tag not in _ASIDE
+            and tag != _RUBY_TEXT
             and not tag.startswith(_DRAW)
+            and not (tag == _PAGE_NUMBER and (child.text or "").startswith("<"))
             and not _hidden(child, hidden_styles)
         ):
             _pieces(child, hidden_styles, pieces)  # spans, links, fields
@@ -350,6 +379,202 @@ def _count(value: str | None) -> int:
     if not value or not (value.isascii() and value.isdigit()):
         return 1  # "²" is a digit to str.isdigit(), not to int()
     return max(1, int(value)) if len(value) < 10 else _MAX_COUNT
+
+
+# --- List numbers (ODT) ---------------------------------------------------------------
+
+
+class _ListLevel(NamedTuple):
+    """One level of a list style (text:list-level-style-*, text:outline-level-style)."""
+
+    bullet: bool  # a bullet or picture, shown as "•"
+    format: str  # style:num-format: "1", "a", "A", "i", "I", or "" for none
+    sync: bool  # style:num-letter-sync: "aa, bb" after "z", not "aa, ab"
+    prefix: str
+    suffix: str
+    display: int  # text:display-levels: "2.1" shows 2
+    start: int
+    followed_by: str  # what stands between the number and the text
+
+
+class _Lists:
+    """The list styles (and the headings' outline numbering) of a text, and the
+    counts of its lists as they are read in order."""
+
+    def __init__(self, *parts: Any) -> None:
+        self.styles: dict[str, dict[int, _ListLevel]] = {}
+        self.outline: dict[int, _ListLevel] = {}
+        own: dict[str, str] = {}  # a paragraph style's list style, if it names one
+        parents: dict[str, str] = {}
+        for part in parts:
+            if part is None:
+                continue
+            for style in part.iter(*_LIST_STYLES):
+                levels = {
+                    _count(level.get(f"{_TEXT}level")): _list_level(level)
+                    for level in style.iterchildren(*_LIST_LEVELS)
+                }
+                self.styles[style.get(f"{_STYLE}name", "")] = levels
+                if style.tag == _LIST_STYLES[1]:
+                    self.outline = levels
+            for style in part.iter(f"{_STYLE}style"):
+                if style.get(f"{_STYLE}family") != "paragraph":
+                    continue
+                name = style.get(f"{_STYLE}name", "")
+                if (listed := style.get(f"{_STYLE}list-style-name")) is not None:
+                    own[name] = listed
+                if (parent := style.get(f"{_STYLE}parent-style-name")) is not None:
+                    parents[name] = parent
+        self.paragraph_lists: dict[str, str] = {}
+        for name in set(own) | set(parents):
+            current = name
+            for _ in range(_MAX_LIST_DEPTH):  # a loop ends the walk
+                if current in own or current not in parents:
+                    break
+                current = parents[current]
+            if current in own:
+                self.paragraph_lists[name] = own[current]
+        # Counts by level: each outermost list's, the last one of each style's and
+        # each named one's (which later lists continue), and the headings'.
+        self.counts: dict[Any, dict[int, int]] = {}
+        self.last: dict[str, dict[int, int]] = {}
+        self.named: dict[str, tuple[dict[int, int], str]] = {}  # and their style
+        self.headings: dict[int, int] = {}
+
+    def label(self, block: Any) -> str:
+        """The number or bullet a paragraph shows before its text, and what follows
+        it (a tab): the first paragraph of a list item, or a numbered heading."""
+        item = block.getparent()
+        if item is None or item.tag not in (_LIST_ITEM, _LIST_HEADER):
+            return self._heading(block) if block.tag == _BLOCKS[1] else ""
+        first = next((c for c in item if isinstance(c.tag, str)), None)
+        if item.tag == _LIST_HEADER or first is not block:
+            return ""  # a list's header, or an item's second paragraph: no number
+        nested = []  # the lists it stands in, innermost first
+        parent = item
+        while parent is not None and parent.tag in (_LIST, _LIST_ITEM, _LIST_HEADER):
+            if parent.tag == _LIST:
+                nested.append(parent)
+            parent = parent.getparent()
+        depth = min(len(nested), _MAX_LIST_DEPTH)
+        style = next(filter(None, (a.get(f"{_TEXT}style-name") for a in nested)), None)
+        # Without a style of its own, the style of the list it continues, else its
+        # paragraph's.
+        continued = self.named.get(nested[-1].get(f"{_TEXT}continue-list", ""))
+        if style is None and continued is not None:
+            style = continued[1]
+        if style is None:
+            style = self.paragraph_lists.get(block.get(f"{_TEXT}style-name", ""), "")
+        levels = self.styles.get(style, {})
+        counts = self._counts(nested[-1], style)
+        start = item.get(f"{_TEXT}start-value")
+        _advance(counts, depth, levels, None if start is None else _count(start))
+        if block.find(_NUMBER) is not None:  # the number as written, read as text
+            return ""
+        return _label(levels, counts, depth)
+
+    def _counts(self, outermost: Any, style: str) -> dict[int, int]:
+        """The counts of the list an outermost text:list starts, or continues."""
+        if outermost in self.counts:
+            return self.counts[outermost]
+        continued = self.named.get(outermost.get(f"{_TEXT}continue-list", ""))
+        if continued is not None:
+            counts = continued[0]
+        elif outermost.get(f"{_TEXT}continue-numbering") == "true":
+            counts = self.last.get(style, {})
+        else:
+            counts = {}
+        self.counts[outermost] = self.last[style] = counts
+        name = outermost.get("{http://www.w3.org/XML/1998/namespace}id")
+        if name:
+            self.named[name] = (counts, style)
+        return counts
+
+    def _heading(self, heading: Any) -> str:
+        """A heading's number by the outline numbering (Tools › Heading Numbering)."""
+        if heading.get(f"{_TEXT}is-list-header") == "true":
+            return ""
+        level = min(_count(heading.get(f"{_TEXT}outline-level")), 10)
+        start = None
+        if heading.get(f"{_TEXT}restart-numbering") == "true":
+            start = _count(heading.get(f"{_TEXT}start-value"))
+        _advance(self.headings, level, self.outline, start)
+        return (
+            ""
+            if heading.find(_NUMBER) is not None
+            else _label(self.outline, self.headings, level)
+        )
+
+
+def _list_level(level: Any) -> _ListLevel:
+    alignment = level.find(
+        f"{_STYLE}list-level-properties/{_STYLE}list-level-label-alignment"
+    )
+    followed = (
+        "listtab"
+        if alignment is None
+        else alignment.get(f"{_TEXT}label-followed-by", "listtab")
+    )
+    return _ListLevel(
+        bullet=level.tag not in _NUMBERED_LEVELS,
+        format=level.get(f"{_STYLE}num-format", ""),
+        sync=level.get(f"{_STYLE}num-letter-sync") == "true",
+        prefix=level.get(f"{_STYLE}num-prefix", ""),
+        suffix=level.get(f"{_STYLE}num-suffix", ""),
+        display=min(_count(level.get(f"{_TEXT}display-levels")), 10),
+        start=min(_count(level.get(f"{_TEXT}start-value")), 10**6),
+        followed_by=_FOLLOWED_BY.get(followed, "\t"),
+    )
+
+
+def _advance(
+    counts: dict[int, int],
+    level: int,
+    levels: dict[int, _ListLevel],
+    start: int | None,
+) -> None:
+    """Count one more item at a level (from `start`, if it restarts there); the
+    deeper levels start again."""
+    if start is not None:
+        counts[level] = start
+    elif level in counts:
+        counts[level] += 1
+    else:
+        counts[level] = levels[level].start if level in levels else 1
+    for deeper in [n for n in counts if n > level]:
+        del counts[deeper]
+
+
+def _label(levels: dict[int, _ListLevel], counts: dict[int, int], level: int) -> str:
+    """A level's label as its style writes it: prefix, the numbers of the levels
+    it displays ("2.1"), suffix, then what follows the label; "" for none."""
+    style = levels.get(level)
+    if style is None:
+        return ""
+    if style.bullet:
+        return BULLET + style.followed_by
+    if not style.format:
+        numbers = ""
+    else:
+        shown = range(max(1, level - style.display + 1), level + 1)
+        numbers = ".".join(
+            _formatted(
+                levels.get(n), counts.get(n, levels[n].start if n in levels else 1)
+            )
+            for n in shown
+        )
+    label = style.prefix + numbers + style.suffix
+    return label + style.followed_by if label.strip() else ""
+
+
+def _formatted(style: _ListLevel | None, value: int) -> str:
+    kind = "1" if style is None else style.format
+    if kind in ("a", "A"):
+        text = letters(value, repeat=style is not None and style.sync)
+        return text.upper() if kind == "A" else text
+    if kind in ("i", "I"):
+        return roman(value).upper() if kind == "I" else roman(value)
+    return str(value) if kind else ""
 
 
 # --- Spreadsheets (ODS) ----------------------------------------------------------------
@@ -479,6 +704,7 @@ def _shape_lines(
             not isinstance(tag, str)
             or tag in _ASIDE
             or tag in (_SPEAKER_NOTES, _SLIDE_COMMENT)
+            or child.get(_PLACEHOLDER_CLASS) in _PLACEHOLDERS
             or _hidden(child, hidden_styles)
         ):
             continue

@@ -26,6 +26,7 @@ from .base import (
 from .detect import detect_format, unsupported_reason
 from .formats import Format, by_mime_type
 from .hyphens import join_hyphenated
+from .marks import symbol_bullets
 
 Extractor = Callable[[str | os.PathLike[str], ExtractOptions], ExtractionResult]
 
@@ -100,9 +101,9 @@ def extract(
 
 
 def _finish(result: ExtractionResult, options: ExtractOptions) -> ExtractionResult:
-    """Where text leaves the extractors: line-end hyphenation undone, and the limit
-    holding whatever the extractor did."""
-    text = join_hyphenated(result.text, options.ocr_languages)
+    """Where text leaves the extractors: symbol fonts' private-use bullets as "•",
+    line-end hyphenation undone, and the limit holding whatever the extractor did."""
+    text = join_hyphenated(symbol_bullets(result.text), options.ocr_languages)
     note = hide_paths(result.note)  # people read it: no folder of the server
     if len(text) > options.max_chars:
         text = text[: options.max_chars]

@@ -193,3 +193,105 @@ def test_a_multipart_with_a_wrong_boundary_is_read_by_the_one_its_parts_use(
         "Its MIME structure is broken (a multipart message without its boundary, "
         "or with a wrong one): its parts were found by the boundary they use."
     )
+
+
+def test_a_forwarded_message_and_an_invitation_are_read(tmp_path: Path) -> None:
+    # "Forward as attachment": the inner message is read as a message is (its own
+    # forwarded one too, up to a depth); an invitation by its summary, location
+    # and description, not its alarm's.
+    innermost = b"From: d@example.com\r\nSubject: Deepest\r\n\r\nDEEPEST BODY\r\n"
+    inner = (
+        b"From: c@example.com\r\nTo: a@example.com\r\n"
+        b"Subject: Meeting notes\r\nMIME-Version: 1.0\r\n"
+        + multipart(
+            "mixed",
+            "IN",
+            part("text/plain; charset=utf-8", "Inner body text"),
+            part("message/rfc822", innermost.decode()),
+        )
+    )
+    calendar = (
+        "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nSUMMARY:Budget review\r\n"
+        "LOCATION:Room 4\\, first floor\r\nDESCRIPTION:Bring the figures.\\nAnd\r\n"
+        "  coffee.\r\nBEGIN:VALARM\r\nDESCRIPTION:Reminder\r\nEND:VALARM\r\n"
+        "END:VEVENT\r\nEND:VCALENDAR"
+    )
+    body = multipart(
+        "mixed",
+        "OUT",
+        part("text/plain; charset=utf-8", "See below."),
+        part("message/rfc822", inner.decode(), "Content-Disposition: attachment"),
+        part("text/calendar; charset=utf-8; method=REQUEST", calendar),
+    )
+    result = extract(write(tmp_path, HEAD + body))
+    assert result.text.splitlines() == [
+        *SHOWN_HEAD,
+        "See below.",
+        "",
+        "From: c@example.com",
+        "To: a@example.com",
+        "Subject: Meeting notes",
+        "",
+        "Inner body text",
+        "",
+        "From: d@example.com",
+        "Subject: Deepest",
+        "",
+        "DEEPEST BODY",
+        "",
+        "Attachments: Deepest.eml",
+        "",
+        "Budget review",
+        "Room 4, first floor",
+        "Bring the figures.",
+        "And coffee.",
+        "",
+        "Attachments: Meeting notes.eml, (unnamed text/calendar)",
+    ]
+
+
+def test_forwarded_messages_are_read_only_so_deep(tmp_path: Path) -> None:
+    message = b"From: x@example.com\r\nSubject: Level 9\r\n\r\nLEVEL 9 BODY\r\n"
+    for depth in range(8, -1, -1):
+        message = (
+            f"From: x@example.com\r\nSubject: Level {depth}\r\n".encode()
+            + b"MIME-Version: 1.0\r\n"
+            + multipart("mixed", f"B{depth}", part("message/rfc822", message.decode()))
+        )
+    text = extract(write(tmp_path, message)).text
+    assert "Subject: Level 3" in text
+    assert "Subject: Level 4" not in text  # named only
+    assert "Attachments: Level 4.eml" in text
+
+
+def test_format_flowed_text_is_unwrapped(tmp_path: Path) -> None:
+    # RFC 3676: a line ending in a space goes on in the next; delsp=yes takes that
+    # space away (a word broken across lines); a sender's space-stuffing is taken
+    # away; quoted lines join their own depth only; "-- " stays a signature line.
+    flowed = (
+        "This is a long line that was wrapped by the mail client at seventy-eigh \r\n"
+        "t characters.\r\n"
+        " From the start\r\n"
+        "> Quoted and \r\n"
+        ">wrapped\r\n"
+        "> \r\n"
+        "Not quoted\r\n"
+        "-- \r\n"
+        "Bob"
+    )
+    for delsp, broken, quoted in (
+        ("yes", "seventy-eight", "Quoted andwrapped"),
+        ("no", "seventy-eigh t", "Quoted and wrapped"),
+    ):
+        content_type = f"text/plain; charset=utf-8; format=flowed; delsp={delsp}"
+        text = extract(write(tmp_path, HEAD + part(content_type, flowed))).text
+        assert text.splitlines()[len(SHOWN_HEAD) :] == [
+            f"This is a long line that was wrapped by the mail client at {broken} "
+            "characters.",
+            "From the start",
+            f"> {quoted}",
+            ">",
+            "Not quoted",
+            "-- ",
+            "Bob",
+        ]

@@ -306,6 +306,32 @@ def test_odp_slides_then_their_notes_as_pptx_ones(tmp_path: Path) -> None:
     assert (result.extractor, result.page_count) == ("odp", 2)
 
 
+def test_odp_layout_placeholders_and_empty_page_numbers_are_not_read(
+    tmp_path: Path,
+) -> None:
+    # Converted from PowerPoint: the notes page's slide-number placeholder holds
+    # the field's "<number>", and a slide's footer and date placeholders show the
+    # master's; a page-number field elsewhere is read only with a value.
+    number = "<text:p><text:page-number>&lt;number&gt;</text:page-number></text:p>"
+    slide = (
+        '<draw:page draw:name="page1">'
+        + frame("<text:p>Harbour plans</text:p>", "title")
+        + frame("<text:p>Footer text</text:p>", "footer")
+        + frame("<text:p>01/02/2024</text:p>", "date-time")
+        + frame("<text:p>Slide <text:page-number>3</text:page-number></text:p>")
+        + frame(
+            "<text:p>Slide <text:page-number>&lt;number&gt;</text:page-number></text:p>"
+        )
+        + "<presentation:notes>"
+        + frame("<text:p>Speaker notes</text:p>", "notes")
+        + frame(number, "page-number")
+        + frame("<text:p>Header text</text:p>", "header")
+        + "</presentation:notes></draw:page>"
+    )
+    path = write(tmp_path, "deck.odp", odf_package("presentation", slide))
+    assert extract(path).text == "Harbour plans\nSlide 3\nSlide\nSpeaker notes"
+
+
 # --- Templates, detection, uploads -----------------------------------------------------
 
 
@@ -617,3 +643,9 @@ def test_an_epub_whose_chapters_have_a_zip_password_is_named_encrypted(
     content = with_zip_password_flag(epub_bytes(), "OEBPS/Text/ch2.xhtml")
     with pytest.raises(EncryptedFileError, match="protected by DRM"):
         extract(write(tmp_path, "zip-locked.epub", content))
+
+
+def test_epub_placeholder_title_is_not_read(tmp_path: Path) -> None:
+    # LibreOffice's export names a document without a title "Unknown Title".
+    path = write(tmp_path, "book.epub", epub_bytes(title="Unknown Title"))
+    assert extract(path).text.startswith("Chapter One\nThe tide came in.")

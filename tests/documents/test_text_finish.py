@@ -108,3 +108,34 @@ def test_parser_noise_stays_out_of_stderr(tmp_path: Path) -> None:
         check=False,
     )
     assert "MediaBox missing" in loud.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("\uf0b7 Word's Symbol bullet", "• Word's Symbol bullet"),
+        ("\uf095 LibreOffice's OpenSymbol bullet", "• LibreOffice's OpenSymbol bullet"),
+        ("Inside \uf0b7 a line", "Inside • a line"),
+        ("Intro\n  \uf0a7\tWingdings square\n\uf0d8 arrow", "Intro\n  •\tWingdings square\n• arrow"),
+        # The same Wingdings codes are Symbol-font signs inside a line: kept, as are
+        # private-use characters that are no bullets (Symbol's ν, an icon font's).
+        ("x \uf0a7 y \uf0d8 z", "x \uf0a7 y \uf0d8 z"),
+        ("\uf06e = 3 and \ue001", "\uf06e = 3 and \ue001"),
+    ],
+)  # fmt: skip
+def test_symbol_font_bullets_come_out_as_bullets(
+    tmp_path: Path, text: str, expected: str
+) -> None:
+    path = tmp_path / "list.txt"
+    path.write_text(text, encoding="utf-8")
+    assert extract(path).text == expected
+
+
+def test_an_rtf_list_bullet_of_a_symbol_font_is_a_bullet(tmp_path: Path) -> None:
+    # As LibreOffice writes a bulleted list: OpenSymbol's bullet as U+F095.
+    path = tmp_path / "list.rtf"
+    path.write_bytes(
+        b"{\\rtf1\\ansi{\\fonttbl{\\f0 Liberation Serif;}}\\f0 "
+        b"{\\listtext\\pard\\plain \\u61589\\'3f\\tab}First entry\\par}"
+    )
+    assert extract(path).text == "•\tFirst entry"
