@@ -1,7 +1,9 @@
-"""Excel extraction: Strict Open XML, a damaged shared-string table, hidden sheets."""
+"""Excel extraction: Strict Open XML, a damaged shared-string table, hidden sheets,
+cells as Excel shows them and formulas without a cached result."""
 
 from __future__ import annotations
 
+import datetime
 import io
 import zipfile
 from pathlib import Path
@@ -94,3 +96,111 @@ def test_hidden_sheets_are_not_read_and_hidden_rows_and_columns_are(
         "Shown again",
     ]
     assert result.note == ""
+
+
+def saved(book: openpyxl.Workbook) -> bytes:
+    out = io.BytesIO()
+    book.save(out)
+    return out.getvalue()
+
+
+# (stored value, number format, what Excel shows)
+SHOWN = [
+    (0.125, "0.0%", "12.5%"),
+    (0.125, "0%", "13%"),
+    (1234.5, '"$"#,##0.00', "$1,234.50"),
+    (1234.5, "#,##0.00 [$€-407]", "1,234.50 €"),
+    (72.5, '0.00" kg"', "72.50 kg"),
+    (-1234.5, "#,##0.00;(#,##0.00)", "(1,234.50)"),
+    (-1234.5, "[Red]#,##0.00_);[Blue]\\(#,##0.00\\)", "(1,234.50)"),
+    (-5, "0.00", "-5.00"),
+    (0, '#,##0.00;-#,##0.00;"-"', "-"),
+    (1.005, "0.00", "1.01"),  # Excel rounds its 15 digits, not the binary float
+    (1234567, "#,##0,", "1,235"),
+    (0.5, "#.00", ".50"),
+    (12.0, "0.0#", "12.0"),
+    (12.345, "0.0#", "12.35"),
+    (0.1 * 3, "General", "0.3"),
+    (1 / 3, "General", "0.333333333333333"),
+    (12345678901.0, "General", "12345678901"),
+    (True, "General", "TRUE"),
+    (False, "General", "FALSE"),
+    (datetime.timedelta(hours=30), "[h]:mm", "30:00"),
+    (datetime.timedelta(hours=30, seconds=5), "[h]:mm:ss", "30:00:05"),
+    (datetime.timedelta(minutes=90), "[mm]:ss", "90:00"),
+    (datetime.datetime(2024, 3, 15, 13, 45), "yyyy-mm-dd", "2024-03-15"),
+    (datetime.datetime(2024, 3, 15, 13, 45), "yyyy-mm-dd hh:mm", "2024-03-15T13:45:00"),
+    (datetime.datetime(2024, 3, 15), "dd.mm.yyyy", "2024-03-15"),
+    (1e300, "#,##0.00", "1E+300"),  # past what Decimal rounds: General
+    (0.5, "# ?/?", "0.5"),  # fractions are not rendered: General
+    (12345.678, "0.00E+00", "12345.678"),  # nor scientific
+]
+
+
+def test_cells_read_as_excel_shows_them(tmp_path: Path) -> None:
+    # The stored value came out: 0.125 for 12.5%, 1234.5 for $1,234.50, True,
+    # 0.30000000000000004, and "1 day, 6:00:00" for 30 hours.
+    book = openpyxl.Workbook()
+    for row, (value, code, _) in enumerate(SHOWN, 1):
+        book.active.cell(row=row, column=1, value=value).number_format = code
+    text = extract(write(tmp_path, saved(book))).text
+    assert text.splitlines()[1:] == [shown for _, _, shown in SHOWN]
+
+
+def test_a_formula_without_a_cached_result_reads_as_its_formula(
+    tmp_path: Path,
+) -> None:
+    # openpyxl writes no result (<v></v>): the cell came out empty.
+    book = openpyxl.Workbook()
+    book.active.append(["Qty", "Price", "Total"])
+    book.active.append([3, 9.99, "=A2*B2"])
+    text = extract(write(tmp_path, saved(book))).text
+    assert text.splitlines()[1:] == ["Qty\tPrice\tTotal", "3\t9.99\t=A2*B2"]
+
+
+def formulas(cached: bytes, *, recalculate: bool, kind: bytes = b"") -> bytes:
+    """A workbook whose C1 holds =A1*B1 with the given cached result, asking for a
+    recalculation on opening (as xlsxwriter and openpyxl do) or not (as Excel)."""
+    book = openpyxl.Workbook()
+    book.active.append([3, 9.99, "=A1*B1", "after"])
+    data = with_member(
+        saved(book),
+        "xl/worksheets/sheet1.xml",
+        lambda xml: xml.replace(
+            b'<c r="C1"><f>A1*B1</f><v></v></c>',
+            b'<c r="C1"' + kind + b"><f>A1*B1</f><v>" + cached + b"</v></c>",
+        ),
+    )
+    if not recalculate:
+        data = with_member(
+            data,
+            "xl/workbook.xml",
+            lambda xml: xml.replace(b' fullCalcOnLoad="1"', b""),
+        )
+    return data
+
+
+@pytest.mark.parametrize(
+    ("cached", "recalculate", "kind", "shown"),
+    [
+        # xlsxwriter caches 0 for every formula and asks Excel to recalculate:
+        # the 0 is a placeholder (Excel shows 29.97). It read "0".
+        (b"0", True, b"", "=A1*B1"),
+        # A result given to the writer on purpose is kept.
+        (b"29.97", True, b"", "29.97"),
+        # Excel calculated it: 0 is the result.
+        (b"0", False, b"", "0"),
+        # A formula whose result is the empty string ("" from IF) shows nothing.
+        (b"", False, b' t="str"', ""),
+    ],
+    ids=["placeholder-zero", "given-result", "excel-zero", "empty-string"],
+)
+def test_a_cached_result_is_shown_unless_it_is_a_placeholder(
+    tmp_path: Path, cached: bytes, recalculate: bool, kind: bytes, shown: str
+) -> None:
+    data = formulas(cached, recalculate=recalculate, kind=kind)
+    assert b"<f>A1*B1</f><v>" + cached in zipfile.ZipFile(io.BytesIO(data)).read(
+        "xl/worksheets/sheet1.xml"
+    )
+    text = extract(write(tmp_path, data)).text
+    assert text.splitlines()[1] == f"3\t9.99\t{shown}\tafter"
