@@ -13,6 +13,7 @@ import warnings
 
 from PIL import Image, ImageDraw, ImageFont, ImageOps, UnidentifiedImageError
 
+from documents.extractors.image import cut_short, cut_short_allowed
 from documents.page_render import render
 from jobqueue.child import JobFailed
 
@@ -55,15 +56,26 @@ def _image(path: str) -> Image.Image:
         # The same bound as reading the image: a bomb is refused, not decoded.
         warnings.simplefilter("error", Image.DecompressionBombWarning)
         try:
-            with Image.open(path) as image:
-                image.draft("RGB", (WIDTH * 2, HEIGHT * 2))  # JPEG: decode smaller
-                picture = ImageOps.exif_transpose(image)
-                picture.thumbnail((WIDTH, HEIGHT))
-                return _flatten(picture)
+            try:
+                return _scaled(path)
+            except OSError as exc:
+                if not cut_short(exc):
+                    raise
+            # What its text was read from: the rows it holds, the rest blank.
+            with cut_short_allowed():
+                return _scaled(path)
         except (Image.DecompressionBombWarning, Image.DecompressionBombError):
             raise JobFailed("unsupported", "The image is too large to draw.") from None
         except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
             raise JobFailed("corruption", f"The image cannot be drawn: {exc}") from exc
+
+
+def _scaled(path: str) -> Image.Image:
+    with Image.open(path) as image:
+        image.draft("RGB", (WIDTH * 2, HEIGHT * 2))  # JPEG: decode smaller
+        picture = ImageOps.exif_transpose(image)
+        picture.thumbnail((WIDTH, HEIGHT))
+        return _flatten(picture)
 
 
 def _flatten(image: Image.Image) -> Image.Image:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import re
 import warnings
+from collections.abc import Iterator
 
 from PIL import Image, ImageFile, ImageOps, TiffImagePlugin, UnidentifiedImageError
 
@@ -34,6 +36,23 @@ _MODE = re.compile(r"\bmode\b")
 # frames, a phone photo's preview or depth map (MPO).
 _ONE_PICTURE = {"PNG", "WEBP", "MPO"}
 _TRUNCATED = "image file is truncated"  # Pillow's words for data that ends early
+
+
+def cut_short(exc: OSError) -> bool:
+    """Whether Pillow stopped because the image's data ends early."""
+    return _TRUNCATED in str(exc)
+
+
+@contextlib.contextmanager
+def cut_short_allowed() -> Iterator[None]:
+    """Decode what a cut-short image holds, its missing rows left blank."""
+    ImageFile.LOAD_TRUNCATED_IMAGES = True
+    try:
+        yield
+    finally:
+        ImageFile.LOAD_TRUNCATED_IMAGES = False
+
+
 _ORIENTATION, _COMPRESSION = 274, 259  # TIFF tags
 _TURNED, _UNCOMPRESSED = 5, 1  # Orientation 5-8 swaps width and height
 CUT_SHORT_NOTE = (
@@ -53,15 +72,12 @@ def extract_image(
             try:
                 return _open_and_read(path, options)
             except OSError as exc:
-                if _TRUNCATED not in str(exc):
+                if not cut_short(exc):
                     raise
             # Cut short (a camera or a transfer that left off the last bytes): the
             # rows it holds are read, the missing ones left blank, and it is said.
-            ImageFile.LOAD_TRUNCATED_IMAGES = True
-            try:
+            with cut_short_allowed():
                 result = _open_and_read(path, options)
-            finally:
-                ImageFile.LOAD_TRUNCATED_IMAGES = False
             return dataclasses.replace(
                 result, note=join_notes(CUT_SHORT_NOTE, result.note)
             )

@@ -80,6 +80,16 @@ def test_other_documents_get_a_text_card_of_their_text(tmp_path, mime_type):
     assert inked(card) > inked(empty) * 3
 
 
+@pytest.mark.parametrize("form", ["JPEG", "PNG"])
+def test_a_cut_short_image_is_drawn_with_what_it_holds(tmp_path, form):
+    # Its text is read (with a note); a failed thumbnail beside it would be a second,
+    # needless failure on a document that completed.
+    whole = image_bytes(text_image(["Invoice 4711"] * 20, size=60), form)
+    path = write(tmp_path, f"cut.{form.lower()}", whole[: len(whole) * 2 // 3])
+    image = picture(thumbnail_in_child(path, f"image/{form.lower()}", "cut", ""))
+    assert inked(image) > 0.001
+
+
 @pytest.mark.parametrize(
     ("name", "content", "mime_type", "error_type"),
     [
