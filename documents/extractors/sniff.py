@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import functools
 import re
 import unicodedata
 from collections import Counter
@@ -41,7 +42,33 @@ _WIDE_MIN_BYTES = 8
 _WIDE_MAX_ZERO_LOW = 0.2  # U+1000 is Myanmar KA; a NUL in every other one, records
 _IDEOGRAPHS_MIN_BYTES = 64  # fewer: random bytes and terminal descriptions read so too
 _IDEOGRAPHS_SHARE = 0.25  # of bytes not printable ASCII
+# A few words of CJK in UTF-16 (too few bytes for the share of ideographs, or not a
+# control byte among them): every character must be a common one, one in seven of
+# random 16-bit units. Han of the first level of GB 2312, JIS X 0208 or Big5 (7,113
+# of 20,992; lead bytes), Hangul of KS X 1001 (2,350 of 11,172), kana, punctuation
+# and ASCII, which random units hardly ever are (worth ~8 bits each, Han ~3).
+_COMMON_HAN = (  # codec, first and last lead byte, lowest trail byte
+    ("gb2312", 0xB0, 0xD7, 0xA1),
+    ("euc_jp", 0xB0, 0xCF, 0xA1),
+    ("big5", 0xA4, 0xC5, 0x40),
+)
+_COMMON_HANGUL = ("euc_kr", 0xB0, 0xC8, 0xA1)
+_KANA = range(0x3041, 0x3100)
+_CJK_MARKS = (range(0x3000, 0x3040), range(0xFF01, 0xFF5F))  # 、。「」 ！？（）
+_FEW_CJK_MIN_LETTERS = 2
+# Latin, Cyrillic or Greek words in a code page read so up to 12 bits ("Luís" in
+# cp1252 is "界班", 6 bits; UDHR article 1 in ~450 languages, its words and pieces).
+_FEW_CJK_TEXT_BITS = 16
+_FEW_CJK_BINARY_BITS = 32  # where control bytes make them binary otherwise
+_LEGACY_CJK = ("gb18030", "cp932", "big5hkscs", "cp949")
 _UTF32_MIN_BYTES = 64  # fewer: a few random 32-bit numbers read as Hangul too
+# UTF-32 of Latin text: ASCII and Latin-1 letters have three zero bytes, as have
+# records of small 32-bit numbers; words tell them apart.
+_LATIN_MIN_CHARS = 8
+_LATIN_LETTER_SHARE = 0.75  # of characters other than spaces
+_LATIN_MAX_ACCENTED_SHARE = 0.25  # of letters: French has ~4%, Czech ~15%
+_LATIN_WORD_CHARS = 16  # a space in so many characters at least, and one
+_LATIN_MIN_DISTINCT = 8  # a line said over and over has few: "plain text " * 50
 # Decoded, it must read as text, where binary has letters of every script, repeats
 # a record or runs on without a space or a stop: hardly a control, unassigned,
 # private or lone surrogate character, nor an ideograph of CJK Extension A (rare,
@@ -144,19 +171,57 @@ def unicode_without_bom(prefix: bytes) -> str | None:
 
 
 def utf32_without_bom(prefix: bytes) -> str | None:
-    """ "utf-32-le" or "utf-32-be" for text of a script other than Latin in UTF-32
-    without a byte-order mark: the top byte of every character is zero (code points
-    end at U+10FFFF). Latin letters are not told from records of small numbers."""
+    """ "utf-32-le" or "utf-32-be" for text in UTF-32 without a byte-order mark: the
+    top byte of every character is zero (code points end at U+10FFFF); Latin text's
+    next two are too, other scripts read as one script."""
     sample = prefix[: 2 * _UTF16_SAMPLE]  # as many characters as UTF-16's
     sample = sample[: len(sample) - len(sample) % 4]
-    if len(sample) < _UTF32_MIN_BYTES:
+    if not sample:
         return None
-    for encoding, top in (("utf-32-le", sample[3::4]), ("utf-32-be", sample[0::4])):
-        if not top.strip(b"\x00"):
-            text = _decoded(sample, encoding)
-            if text is not None and _other_script(text):
-                return encoding
+    for encoding, top, plane, row in (
+        ("utf-32-le", sample[3::4], sample[2::4], sample[1::4]),
+        ("utf-32-be", sample[0::4], sample[1::4], sample[2::4]),
+    ):
+        if top.strip(b"\x00"):
+            continue
+        text = _decoded(sample, encoding)
+        if text is None:
+            continue
+        latin = (
+            not plane.strip(b"\x00")
+            and row.count(0) >= _UTF16_MIN_ZERO_HIGH * len(row)
+            # A short prefix is the whole file: whole characters, no byte more.
+            and (len(prefix) % 4 == 0 or len(prefix) > 2 * _UTF16_SAMPLE)
+        )
+        if (latin and _latin_text(text)) or (
+            len(sample) >= _UTF32_MIN_BYTES and _other_script(text)
+        ):
+            return encoding
     return None
+
+
+def _latin_text(text: str) -> bool:
+    """True for the characters of a guessed UTF-32 that read as Latin text: enough
+    of them, mostly ASCII letters, words with spaces between them, capitals where
+    words start, hardly a control. Records of small numbers have NULs and controls
+    (0-31), or land on any character to 0xFF (punctuation, "kQ", "ÄÐ", no spaces),
+    and a program's alphabet table ("ABCDEFGH") has no space."""
+    letters = sum(char.isalpha() for char in text)
+    accented = letters - sum(char.isascii() and char.isalpha() for char in text)
+    spaces = sum(char in " \t\n\r" for char in text)
+    capitals_inside = sum(
+        before.islower() and char.isupper()
+        for before, char in zip(text, text[1:], strict=False)
+    )
+    return (
+        len(text) >= _LATIN_MIN_CHARS
+        and len(_CONTROL.findall(text)) <= _MAX_CONTROL_SHARE * len(text)
+        and letters >= _LATIN_LETTER_SHARE * (len(text) - spaces)
+        and accented <= _LATIN_MAX_ACCENTED_SHARE * letters
+        and spaces >= max(1, len(text) // _LATIN_WORD_CHARS)
+        and capitals_inside <= letters // _LATIN_WORD_CHARS
+        and len(set(text)) >= min(_LATIN_MIN_DISTINCT, len(text) / 2)
+    )
 
 
 def utf16_without_bom(prefix: bytes) -> str | None:
@@ -182,7 +247,11 @@ def utf16_without_bom(prefix: bytes) -> str | None:
                 return None
             controls = len(_CONTROL.findall(text))
             return encoding if controls <= _MAX_CONTROL_SHARE * len(text) else None
-    return _utf16_of_other_scripts(sample)
+    if wide := _utf16_of_other_scripts(sample):
+        return wide
+    # A short prefix is the whole file: an odd byte more is not UTF-16.
+    whole = len(prefix) % 2 == 0 or len(prefix) > _UTF16_SAMPLE
+    return _utf16_of_few_cjk(sample) if whole else None
 
 
 def _utf16_of_other_scripts(sample: bytes) -> str | None:
@@ -206,6 +275,86 @@ def _utf16_of_other_scripts(sample: bytes) -> str | None:
             if script and (alphabet or script == "CJK"):
                 return encoding
     return None
+
+
+def _utf16_of_few_cjk(sample: bytes) -> str | None:
+    """UTF-16 of a few CJK words ("日本語のテキスト", "안녕하세요"): every character
+    a common one, and more evidence than a code page's words or binary give. Two
+    ideographs ("中文") are not enough: "Luís" in cp1252 reads as two as well."""
+    # Seven-bit bytes are ASCII: "bakabyalagwa" reads as six common ideographs.
+    if sample.isascii() or _utf8(sample):
+        return None
+    padded = sample.strip(b"\x00")
+    controls = len(padded) - len(padded.translate(None, _C0_BYTES + b"\x00"))
+    enough = _FEW_CJK_BINARY_BITS if controls else _FEW_CJK_TEXT_BITS
+    for encoding in ("utf-16-le", "utf-16-be"):
+        text = _decoded(sample, encoding)
+        bits = _common_cjk_bits(text.rstrip("\x00")) if text else None
+        if bits is not None and bits >= enough:
+            return None if _legacy_cjk(sample) else encoding
+    return None
+
+
+def _common_cjk_bits(text: str) -> int | None:
+    """How unlikely ``text`` is as random 16-bit units, in bits, when it is CJK of
+    common characters only (Chinese, Japanese or Korean, not a mix), else None."""
+    common_han, common_hangul = _common_cjk()
+    bits = han = kana = hangul = 0
+    for char in text:
+        code = ord(char)
+        if char in common_han:
+            han += 1
+            bits += 3
+        elif char in common_hangul:
+            hangul += 1
+            bits += 4
+        elif code in _KANA:
+            kana += 1
+            bits += 8
+        elif any(code in marks for marks in _CJK_MARKS) or (
+            char.isascii() and (char.isprintable() or char in "\t\n\r")
+        ):
+            bits += 8
+        else:
+            return None
+    letters = han + kana + hangul
+    if letters < _FEW_CJK_MIN_LETTERS or (hangul and (kana or hangul < han)):
+        return None
+    return bits
+
+
+@functools.cache
+def _common_cjk() -> tuple[frozenset[str], frozenset[str]]:
+    """The common Han characters and Hangul syllables, by their legacy codes."""
+
+    def common(codec: str, first: int, last: int, lowest: int) -> set[str]:
+        found = set()
+        for lead in range(first, last + 1):
+            for trail in range(lowest, 0xFF):
+                try:
+                    found.add(bytes((lead, trail)).decode(codec))
+                except UnicodeDecodeError:
+                    continue
+        return found
+
+    han = set().union(*(common(*level) for level in _COMMON_HAN))
+    return (
+        frozenset(char for char in han if 0x4E00 <= ord(char) < 0xA000),
+        frozenset(common(*_COMMON_HANGUL)),
+    )
+
+
+def _legacy_cjk(sample: bytes) -> bool:
+    """True for bytes that a legacy CJK code page reads as common CJK characters
+    only: Shift_JIS or GBK text of a few words, which UTF-16 also reads as Han."""
+    for codec in _LEGACY_CJK:
+        try:
+            text = sample.decode(codec)
+        except UnicodeDecodeError:
+            continue
+        if not any(char.isascii() for char in text) and _common_cjk_bits(text):
+            return True
+    return False
 
 
 def _utf8(sample: bytes) -> bool:

@@ -125,6 +125,62 @@ def test_unicode_without_a_bom_in_other_scripts_is_text(
     assert encoding in result.note
 
 
+LATIN = {
+    "words": "Hello world",
+    "line": "Hello world\n",
+    "repeated": "plain text in UTF-32 " * 50,  # was a binary case: text, no BOM
+    "accents": "Ein Café in Zürich, ein Bier in Łódź.\r\n",
+}
+
+
+@pytest.mark.parametrize("encoding", ["utf-32-le", "utf-32-be"])
+@pytest.mark.parametrize("text", LATIN.values(), ids=LATIN.keys())
+def test_latin_utf32_without_a_bom_is_text(
+    tmp_path: Path, text: str, encoding: str
+) -> None:
+    # Three zero bytes in every four were taken for records of numbers: refused.
+    path = write(tmp_path, text.encode(encoding))
+    assert detect_format(path).key == "text"
+    result = extract(path)
+    assert result.text == text.replace("\r\n", "\n")
+    assert encoding in result.note
+
+
+SHORT_CJK = {
+    "japanese": "日本語のテキスト",
+    "hiragana": "こんにちは",
+    "korean": "안녕하세요",
+    "chinese": "欢迎光临本店",
+    "chinese-controls": "中华人民共和国宪法第一条规定",  # 0x11 and 0x00 bytes
+}
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+@pytest.mark.parametrize("text", SHORT_CJK.values(), ids=SHORT_CJK.keys())
+def test_short_cjk_utf16_without_a_bom_is_text(
+    tmp_path: Path, text: str, encoding: str
+) -> None:
+    # Too few bytes to tell by the share of ideographs: read as a code page (Mac
+    # Roman, cp1252), or refused where control bytes are among them.
+    path = write(tmp_path, text.encode(encoding))
+    assert detect_format(path).key == "text"
+    assert extract(path).text == text
+
+
+@pytest.mark.parametrize(
+    ("text", "encoding"),
+    [
+        ("Luís", "cp1252"),  # "界班" in UTF-16 LE: two ideographs are too few
+        ("bakabyalagwa", "ascii"),  # six common ideographs in UTF-16 LE
+        ("こんにちは世界", "cp932"),
+    ],
+)
+def test_short_text_is_not_taken_for_cjk_in_utf16(text: str, encoding: str) -> None:
+    data = text.encode(encoding)
+    assert not detect_encoding(data)[0].startswith("utf-16")
+    assert decode(data) == text
+
+
 @pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
 def test_short_utf16_without_a_bom_in_an_alphabet_is_text(
     tmp_path: Path, encoding: str
@@ -159,6 +215,9 @@ def _ascii_with_controls(seed: int) -> bytes:
         struct.pack("<1024I", *random.Random(3).choices(range(5000), k=1024)),
         struct.pack(">1024I", *range(1024)),
         struct.pack("<64I", *random.Random(5).choices(range(32, 300), k=64)),
+        struct.pack("<256I", *random.Random(6).choices(range(32, 127), k=256)),
+        struct.pack(">256I", *random.Random(7).choices(range(160, 256), k=256)),
+        struct.pack("<52I", *range(65, 91), *range(97, 123)),
         _ascii_with_controls(4),
         bytes(range(256)) * 16,
     ],
@@ -168,6 +227,9 @@ def _ascii_with_controls(seed: int) -> bytes:
         "int32-le",
         "int32-be",
         "int32-latin",
+        "int32-printable",
+        "int32-latin1",
+        "int32-alphabet",
         "controls",
         "bytes",
     ],
