@@ -1,4 +1,5 @@
-"""DOCX extraction: body (tables and nested tables included), notes, headers, footers."""
+"""DOCX extraction: body (tables and nested tables included), SmartArt and chart
+labels, notes, headers, footers."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from .base import (
     unreadable,
 )
 from .detect import office_main_part
+from .drawing import CHART, DIAGRAM, chart_lines, diagram_lines
 from .formats import DOCX
 from .html import html_lines
 from .mail import part_text
@@ -185,7 +187,24 @@ def _paragraphs(
         line = "".join(pieces)
         label = numbering.label(p, style_id, counters)
         # A list item whose text is all hidden shows no number either.
-        yield line if hid_text and not line else label + line
+        shown = line if hid_text and not line else label + line
+        graphics = [
+            el
+            for el in p.iter(CHART, DIAGRAM)
+            if not nested or _owning_paragraph(el) is p
+        ]
+        if shown or not graphics:  # a paragraph that only holds a graphic: its text
+            yield shown
+        yield from _graphic_lines(graphics, part)
+
+
+def _graphic_lines(graphics: list[Any], part: Any) -> Iterator[str]:
+    """The text of a paragraph's SmartArt diagrams and charts, after its own."""
+    for graphic in graphics:
+        if graphic.tag == CHART:
+            yield from chart_lines(graphic, part)
+        else:
+            yield from diagram_lines(graphic, part)
 
 
 def _is_hidden(run: Any, by_style: bool | None, hidden: dict[str, bool]) -> bool:

@@ -1,5 +1,6 @@
-"""PowerPoint extraction with python-pptx: slide text, tables, SmartArt and notes of
-presentations, shows and templates (.pptx, .pptm, .ppsx, .ppsm, .potx, .potm)."""
+"""PowerPoint extraction with python-pptx: slide text, tables, SmartArt, chart labels
+and notes of presentations, shows and templates (.pptx, .pptm, .ppsx, .ppsm, .potx,
+.potm)."""
 
 from __future__ import annotations
 
@@ -17,17 +18,14 @@ from .base import (
     TextBuilder,
     UnsupportedFileError,
     damaged_xml,
-    parse_xml,
     short_reason,
     unreadable,
 )
 from .detect import MEMBER_ERRORS
+from .drawing import chart_lines, chart_references, diagram_lines
 
-_DGM = "{http://schemas.openxmlformats.org/drawingml/2006/diagram}"
-_A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 _P = "{http://schemas.openxmlformats.org/presentationml/2006/main}"
 _MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
-_DATA_REL = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}dm"
 _SHAPE_TREES = (f"{_P}spTree", f"{_P}grpSp")
 # python-pptx gives a line break (a:br, Shift+Enter) as a vertical tab.
 _VERTICAL_TAB = "\v"
@@ -47,7 +45,8 @@ _MAIN_TYPES = (
 def extract_pptx(
     path: str | os.PathLike[str], options: ExtractOptions
 ) -> ExtractionResult:
-    """Each slide's text in shape order (groups and tables included), then its notes."""
+    """Each slide's text in shape order (groups and tables included), its charts'
+    labels, then its notes."""
     _check_archive(path)
     presentation = _open(path)
     text = TextBuilder(options.max_chars)
@@ -115,6 +114,7 @@ def _lines(presentation: Any) -> Iterator[str]:
     for number, slide in enumerate(presentation.slides, 1):
         for shape in _slide_shapes(slide, number):
             yield from _read_shape(shape)
+        yield from _chart_lines(slide)
         notes = _notes(slide, number)
         if notes.strip():
             yield notes
@@ -195,34 +195,11 @@ def _shape_lines(shape: Any) -> Iterator[str]:
             cells = [cell.text.replace(_VERTICAL_TAB, "\n") for cell in row.cells]
             if any(cell.strip() for cell in cells):
                 yield "\t".join(cells)
-    else:
-        yield from _diagram_lines(shape)
+    else:  # a graphic frame: SmartArt's text is in a part of its own
+        yield from diagram_lines(shape.element, shape.part)
 
 
-def _diagram_lines(shape: Any) -> Iterator[str]:
-    """A SmartArt diagram's text: python-pptx sees a graphic frame without any;
-    the text is in the diagram's data part, a paragraph per point."""
-    from lxml import etree
-
-    ids = shape.element.find(f".//{_DGM}relIds")
-    if ids is None:
-        return
-    try:
-        data = shape.part.related_part(ids.get(_DATA_REL)).blob
-    except (KeyError, AttributeError):  # a dangling reference: the rest stands
-        return
-    try:
-        root = parse_xml(data)
-    except etree.XMLSyntaxError:  # a damaged diagram costs its text, not the deck's
-        return
-    for point in root.iter(f"{_DGM}pt"):
-        body = point.find(f"{_DGM}t")
-        if body is None or point.get("type", "node") not in ("node", "asst"):
-            continue
-        for paragraph in body.iter(f"{_A}p"):
-            pieces = paragraph.iter(f"{_A}t", f"{_A}br")
-            line = "".join(
-                "\n" if piece.tag == f"{_A}br" else piece.text or "" for piece in pieces
-            )
-            if line.strip():
-                yield line
+def _chart_lines(slide: Any) -> Iterator[str]:
+    """The labels of the slide's charts, after its text (groups' charts included)."""
+    for reference in chart_references(slide.element.cSld.spTree):
+        yield from chart_lines(reference, slide.part)

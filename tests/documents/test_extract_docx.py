@@ -12,6 +12,8 @@ from pathlib import Path
 import docx
 import pytest
 from docx.enum.style import WD_STYLE_TYPE
+from docx.opc.packuri import PackURI
+from docx.opc.part import Part
 from docx.oxml import parse_xml
 from docx.oxml.ns import nsdecls
 
@@ -267,3 +269,110 @@ def test_binary_data_with_nul_bytes_is_still_not_text(
     tmp_path: Path, content: bytes
 ) -> None:
     assert detect_format(write(tmp_path, "upload.bin", content)) is None
+
+
+# --- 7. SmartArt and charts -----------------------------------------------------------
+
+_CHART_NS = "http://schemas.openxmlformats.org/drawingml/2006/chart"
+_DIAGRAM_NS = "http://schemas.openxmlformats.org/drawingml/2006/diagram"
+_RELATIONSHIPS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+DIAGRAM_DATA = f"""<dgm:dataModel {nsdecls("dgm", "a")}><dgm:ptLst>
+<dgm:pt modelId="0" type="doc"><dgm:t><a:p><a:r><a:t>not shown</a:t></a:r></a:p></dgm:t>
+</dgm:pt><dgm:pt modelId="1"><dgm:t><a:bodyPr/><a:p><a:r><a:t>Plan</a:t></a:r></a:p>
+</dgm:t></dgm:pt><dgm:pt modelId="2"><dgm:t><a:p><a:r><a:t>Execute</a:t></a:r><a:br/>
+<a:r><a:t>and check</a:t></a:r></a:p></dgm:t></dgm:pt></dgm:ptLst></dgm:dataModel>"""
+
+
+def points(*values: str) -> str:
+    return "".join(
+        f'<c:pt idx="{n}"><c:v>{v}</c:v></c:pt>' for n, v in enumerate(values)
+    )
+
+
+def strings(tag: str, *values: str) -> str:
+    """A chart's cached strings (c:strRef) in a `tag` element."""
+    cache = f"<c:strCache>{points(*values)}</c:strCache>"
+    return f"<{tag}><c:strRef><c:f>Sheet1!A1</c:f>{cache}</c:strRef></{tag}>"
+
+
+# Titles as rich text and as a cell's text; series named by a cell and literally;
+# categories as strings and in two levels (region, then year); values not read.
+CHART = f"""<c:chartSpace {nsdecls("c", "a")}><c:chart><c:title><c:tx><c:rich>
+<a:bodyPr/><a:p><a:r><a:t>Sales by region</a:t></a:r></a:p></c:rich></c:tx></c:title>
+<c:plotArea><c:barChart><c:ser>{strings("c:tx", "Revenue")}
+{strings("c:cat", "East", "West")}<c:val><c:numRef><c:numCache>{points("1234")}
+</c:numCache></c:numRef></c:val></c:ser><c:ser><c:tx><c:v>Costs</c:v></c:tx><c:cat>
+<c:multiLvlStrRef><c:multiLvlStrCache><c:lvl>{points("East", "West")}</c:lvl>
+<c:lvl>{points("2024")}</c:lvl></c:multiLvlStrCache></c:multiLvlStrRef></c:cat></c:ser>
+</c:barChart><c:catAx><c:title>{strings("c:tx", "Region")}</c:title></c:catAx>
+<c:valAx><c:title><c:tx><c:rich><a:p><a:r><a:t>Millions</a:t></a:r></a:p></c:rich>
+</c:tx></c:title></c:valAx></c:plotArea></c:chart></c:chartSpace>"""
+
+
+def with_graphic(paragraph, kind: str, content: str, n: int) -> None:
+    """A SmartArt diagram ("diagramData") or a chart ("chart") in the paragraph, its
+    XML `content` in a part of its own, as Word saves them."""
+    document_part = paragraph.part
+    part = Part(
+        PackURI(f"/word/{kind}s/{kind}{n}.xml"),
+        f"application/vnd.openxmlformats-officedocument.drawingml.{kind}+xml",
+        content.encode(),
+        document_part.package,
+    )
+    rid = document_part.relate_to(part, f"{_RELATIONSHIPS}/{kind}")
+    if kind == "chart":
+        uri, reference = _CHART_NS, f'<c:chart {nsdecls("c")} r:id="{rid}"/>'
+    else:
+        uri = _DIAGRAM_NS
+        reference = (
+            f'<dgm:relIds {nsdecls("dgm")} r:dm="{rid}" r:lo="" r:qs="" r:cs=""/>'
+        )
+    paragraph.add_run()._r.append(
+        parse_xml(
+            f"<w:drawing {nsdecls('w', 'wp', 'a', 'r')}><wp:inline>"
+            f'<wp:extent cx="1" cy="1"/><wp:docPr id="{n}" name="Graphic {n}"/>'
+            f'<a:graphic><a:graphicData uri="{uri}">{reference}</a:graphicData>'
+            "</a:graphic></wp:inline></w:drawing>"
+        )
+    )
+
+
+def test_smartart_is_read_after_its_paragraph_s_text(tmp_path: Path) -> None:
+    # Only "Process overview:" was read; PowerPoint's SmartArt was.
+    def build(document: docx.document.Document) -> None:
+        with_graphic(
+            document.add_paragraph("Process overview:"), "diagramData", DIAGRAM_DATA, 1
+        )
+        with_graphic(document.add_paragraph(), "diagramData", DIAGRAM_DATA, 2)
+        document.add_paragraph("Next steps")
+
+    text = extract(write(tmp_path, "smartart.docx", made_docx(build))).text
+    assert text == (
+        "Process overview:\nPlan\nExecute\nand check\n"
+        "Plan\nExecute\nand check\nNext steps"
+    )
+
+
+def test_a_chart_s_titles_series_and_categories_are_read_after_its_paragraph(
+    tmp_path: Path,
+) -> None:
+    def build(document: docx.document.Document) -> None:
+        document.add_paragraph("Figures")
+        with_graphic(document.add_paragraph("Figure 1"), "chart", CHART, 1)
+        document.add_paragraph("Comments")
+
+    text = extract(write(tmp_path, "chart.docx", made_docx(build))).text
+    assert text == (
+        "Figures\nFigure 1\nSales by region\nRegion\nMillions\nRevenue\tCosts\n"
+        "East\tWest\t2024\nComments"
+    )
+
+
+def test_an_entity_bomb_in_a_chart_part_is_refused(tmp_path: Path) -> None:
+    def build(document: docx.document.Document) -> None:
+        with_graphic(document.add_paragraph("Figure 1"), "chart", CHART, 1)
+
+    content = with_member(made_docx(build), "word/charts/chart1.xml", with_doctype)
+    with pytest.raises(CorruptFileError) as info:
+        extract(write(tmp_path, "laughs.docx", content))
+    assert "DOCTYPE" in str(info.value)

@@ -11,6 +11,8 @@ from pathlib import Path
 import pptx
 import pytest
 from lxml import etree
+from pptx.chart.data import CategoryChartData
+from pptx.enum.chart import XL_CHART_TYPE
 from pptx.opc.package import Part
 from pptx.opc.packuri import PackURI
 from pptx.oxml import parse_xml
@@ -285,3 +287,86 @@ def test_an_entity_bomb_is_refused_in_plain_words(tmp_path: Path, member: str) -
         "The file is damaged: its XML cannot be parsed "
         "(a DOCTYPE or entity declaration, which is not allowed)"
     )
+
+
+# --- charts ---------------------------------------------------------------------------
+
+
+def chart_slide(deck, categories: list[str], series: dict[str, list[float]]):
+    """A title-only slide "Sales" with a clustered column chart; returns the chart."""
+    slide = deck.slides.add_slide(deck.slide_layouts[TITLE_ONLY])
+    slide.shapes.title.text = "Sales"
+    data = CategoryChartData()
+    data.categories = categories
+    for name, values in series.items():
+        data.add_series(name, values)
+    frame = slide.shapes.add_chart(
+        XL_CHART_TYPE.COLUMN_CLUSTERED, 0, 0, Inches(6), Inches(4), data
+    )
+    return frame.chart
+
+
+def test_a_chart_s_title_axis_titles_series_and_categories_follow_the_slide_text(
+    tmp_path: Path,
+) -> None:
+    # The chart's words are in its own part (c:chartSpace), which was not read.
+    deck = pptx.Presentation()
+    chart = chart_slide(deck, ["East", "West"], {"Revenue": [1, 2], "Costs": [3, 4]})
+    chart.has_title = True
+    chart.chart_title.text_frame.text = "Sales by region"
+    chart.category_axis.has_title = True
+    chart.category_axis.axis_title.text_frame.text = "Region"
+    chart.value_axis.has_title = True
+    chart.value_axis.axis_title.text_frame.text = "Millions"
+    slide = deck.slides[0]
+    slide.shapes.add_textbox(0, Inches(5), Inches(6), Inches(1)).text = "Source: ERP"
+    slide.notes_slide.notes_text_frame.text = "West is new"
+    text = extract(write(tmp_path, "deck.pptx", saved(deck))).text
+    assert text == (
+        "Sales\nSource: ERP\nSales by region\nRegion\nMillions\nRevenue\tCosts\n"
+        "East\tWest\nWest is new"
+    )
+
+
+def test_a_chart_with_ten_thousand_categories_gives_the_first_hundred(
+    tmp_path: Path,
+) -> None:
+    deck = pptx.Presentation()
+    labels = [f"Day {n}" for n in range(10_000)]
+    chart_slide(deck, labels, {"Visits": [1.0] * len(labels)})
+    text = extract(write(tmp_path, "deck.pptx", saved(deck))).text
+    assert text == "Sales\nVisits\n" + "\t".join([*labels[:100], "…"])
+
+
+@pytest.mark.parametrize(
+    ("member", "damage"),
+    [
+        (
+            "ppt/slides/slide1.xml",
+            lambda xml: re.sub(rb'(<c:chart [^>]*r:id=")[^"]+', rb"\1rId99", xml),
+        ),
+        (
+            "ppt/charts/chart1.xml",
+            lambda xml: xml.replace(b"c:chartSpace", b"c:userShapes"),
+        ),
+    ],
+    ids=["dangling-reference", "not-a-chart"],
+)
+def test_a_damaged_chart_costs_its_own_labels_not_the_deck(
+    tmp_path: Path, member: str, damage
+) -> None:
+    deck = pptx.Presentation()
+    chart_slide(deck, ["East"], {"Revenue": [1]})
+    deck.slides[0].notes_slide.notes_text_frame.text = "Speak up"
+    content = with_member(saved(deck), member, damage)
+    text = extract(write(tmp_path, "deck.pptx", content)).text
+    assert text == "Sales\nSpeak up"
+
+
+def test_an_entity_bomb_in_a_chart_part_is_refused(tmp_path: Path) -> None:
+    deck = pptx.Presentation()
+    chart_slide(deck, ["East"], {"Revenue": [1]})
+    content = with_member(saved(deck), "ppt/charts/chart1.xml", with_doctype)
+    with pytest.raises(CorruptFileError) as info:
+        extract(write(tmp_path, "bomb.pptx", content))
+    assert "DOCTYPE" in str(info.value)
