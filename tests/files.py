@@ -360,3 +360,27 @@ def shaped_rtl_pdf(
             5: b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
         }
     )
+
+
+def placed_text_pdf(
+    texts: list[tuple[float, float, str]], *, rotate: int = 0, size: int = 10
+) -> bytes:
+    """A one-page PDF (Letter) drawing each ``(x, y, text)`` in Helvetica at
+    ``size`` points, in the order given: the content stream's order, whatever the
+    reading order. ``x, y`` in points from the bottom left; ``rotate`` is the
+    page's /Rotate (a viewer's "rotate page" saves one)."""
+    ops = [f"BT /F1 {size} Tf"]
+    for x, y, text in texts:
+        escaped = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+        ops.append(f"1 0 0 1 {x} {y} Tm ({escaped}) Tj")
+    content = "\n".join([*ops, "ET"]).encode("latin-1")
+    return hand_made_pdf(
+        {
+            1: b"<< /Type /Catalog /Pages 2 0 R >>",
+            2: b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            3: b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Rotate %d "
+            b"/Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>" % rotate,
+            4: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+            5: b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
+        }
+    )

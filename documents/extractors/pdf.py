@@ -8,6 +8,7 @@ import math
 import os
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
@@ -361,6 +362,12 @@ def _pdfium_page(doc: Any, index: int, *, auto: bool) -> tuple[_Page, bool]:
     except pdfium.PdfiumError:
         return _Page(damaged=True), auto
     try:
+        # PDFium orders a page's lines as the page is shown, turned by its /Rotate:
+        # lines set upright and turned with the page come out scrambled. Without
+        # it, they read as set, and so do lines set sideways (which are ordered
+        # along their own baselines either way).
+        if page.get_rotation():
+            page.set_rotation(0)
         textpage = page.get_textpage()
     except pdfium.PdfiumError:
         page.close()
@@ -376,6 +383,10 @@ def _pdfium_page(doc: Any, index: int, *, auto: bool) -> tuple[_Page, bool]:
             raw = vertical
         elif _RTL.search(raw):
             raw = _rtl_in_reading_order(textpage, raw, plain, count)
+        elif (rows := _rows_if_out_of_order(textpage, plain, count)) and not (
+            _turned_text(textpage, count)  # lines set sideways: not rows across
+        ):
+            raw = rows
         kinds = _object_kinds(page) if count == 0 else set()
         # PDFium marks a line-end hyphen as U+0002 (and drops the line break after
         # it): put both back, for hyphens.join_hyphenated to judge.
@@ -449,6 +460,11 @@ def _turned(textpage: Any, index: int) -> bool:
     return angle >= 0 and abs(math.remainder(angle, math.tau)) > _LEVEL
 
 
+def _turned_text(textpage: Any, count: int) -> bool:
+    """Whether any of a sample of the page's characters is set sideways."""
+    return any(_turned(textpage, k) for k in range(0, count, max(1, count // _SAMPLE)))
+
+
 def _rtl_in_reading_order(textpage: Any, text: str, plain: str, count: int) -> str:
     """``text`` with every right-to-left word in reading order.
 
@@ -477,55 +493,73 @@ def _rtl_in_reading_order(textpage: Any, text: str, plain: str, count: int) -> s
         start = end
     # Last line first: a line whose words move may change length (not its
     # characters' indices on the text page before it).
+    kinds = [unicodedata.bidirectional(char) for char in chars]
+    rtl_page = kinds.count("R") + kinds.count("AL") >= kinds.count("L")
     starts = [0, *(k + 1 for k, char in enumerate(chars) if char == "\n")]
     ends = [*(k - 1 for k in starts[1:]), count]
     for start, end in reversed(list(zip(starts, ends, strict=True))):
-        _upside_down_words_in_order(textpage, chars, start, end)
+        _rtl_words_in_order(textpage, chars, start, end, rtl_page=rtl_page)
     return "".join(chars)
 
 
-def _upside_down_words_in_order(
-    textpage: Any, chars: list[str], start: int, end: int
+def _rtl_words_in_order(
+    textpage: Any, chars: list[str], start: int, end: int, *, rtl_page: bool
 ) -> None:
-    """Put the words of ``chars[start:end]``, a right-to-left line printed upside
-    down, in reading order (in place): PDFium gives them last word first, and the
-    letters of a left-to-right word (or the digits of a number) backwards.
+    """Put the words of ``chars[start:end]``, a right-to-left line, in reading order
+    (in place), by where they lie along its baseline, as the Unicode bidi rules
+    lay them out: the line's words from its end (the page's right, or its left
+    when printed upside down), a run of left-to-right words (a product name, and
+    a number after one) in its own order. PDFium gives such a run's words last
+    first, and on an upside-down line the letters of a left-to-right word (or the
+    digits of a number) backwards.
 
-    Along an upside-down baseline the page's left is the line's end, so right-to-left
-    words are read from the page's left; a run of left-to-right words among them
-    (a product name) keeps its own order.
+    On a page mostly in a left-to-right script, an upright line with more
+    left-to-right words than right-to-left ones is left as it is: it may be a
+    left-to-right paragraph.
     """
     line = "".join(chars[start:end])
     words = [(start + m.start(), start + m.end()) for m in re.finditer(r"\S+", line)]
-    letters = [k for first, last in words for k in range(first, last)]
-    if not any(_strong_rtl(chars[k]) for k in letters):
+    rtl = [any(_strong_rtl(c) for c in chars[a:b]) for a, b in words]
+    ltr = [
+        not r and any(unicodedata.bidirectional(c) == "L" for c in chars[a:b])
+        for r, (a, b) in zip(rtl, words, strict=True)
+    ]
+    if len(words) < 2 or not any(rtl):
         return
+    letters = [k for first, last in words for k in range(first, last)]
     angles = [pdfium_c.FPDFText_GetCharAngle(textpage, k) for k in letters]
     if any(
-        a < 0 or abs(math.remainder(a - math.pi, math.tau)) > _LEVEL for a in angles
+        a < 0 or abs(math.remainder(a - angles[0], math.tau)) > _LEVEL for a in angles
     ):
+        return  # not all on one baseline
+    angle = angles[0]
+    upside_down = abs(math.remainder(angle - math.pi, math.tau)) <= _LEVEL
+    if not rtl_page and not upside_down and sum(rtl) < sum(ltr):
         return
-    angle = sum(angles) / len(angles)
     along = {}  # how far along the baseline each letter lies
     for k in letters:
         left, bottom, right, top = textpage.get_charbox(k)
         along[k] = (left + right) * math.cos(angle) - (bottom + top) * math.sin(angle)
-    ordered = sorted(
-        words, key=lambda w: -sum(along[k] for k in range(*w)) / (w[1] - w[0])
-    )
-    # Left-to-right words read forward along the baseline, the others backward.
-    ltr = [
-        not any(_strong_rtl(c) for c in chars[a:b])
-        and any(unicodedata.bidirectional(c) == "L" for c in chars[a:b])
-        for a, b in ordered
-    ]
-    k = 0
-    while k < len(ordered):
-        run = k
-        while run < len(ordered) and ltr[run]:
-            run += 1
-        ordered[k:run] = reversed(ordered[k:run])
-        k = run + 1
+
+    def middle(word: tuple[int, int]) -> float:
+        return sum(along[k] for k in range(*word)) / (word[1] - word[0])
+
+    # From the line's start on the page (its left when upright) to its end.
+    shown = sorted(range(len(words)), key=lambda w: middle(words[w]))
+    # A number (European digits) after a left-to-right word belongs to its run.
+    for shown_before, w in pairwise(shown):
+        if ltr[shown_before] and not rtl[w] and not ltr[w]:
+            ltr[w] = any(
+                unicodedata.bidirectional(c) == "EN" for c in chars[slice(*words[w])]
+            )
+    ordered: list[tuple[int, int]] = []
+    k = len(shown)
+    while k > 0:  # from the line's end; a left-to-right run as it reads
+        run = k - 1
+        while run > 0 and ltr[shown[run]] and ltr[shown[run - 1]]:
+            run -= 1
+        ordered += [words[w] for w in shown[run:k]]
+        k = run
     pieces, after = [], start
     for (a, b), (c, d) in zip(words, ordered, strict=True):
         word = chars[c:d]
@@ -864,6 +898,157 @@ def _label_grid_out_of_order(textpage: Any) -> bool:
             returns += len(set(lines[last_seen[line] + 1 : i])) <= 2
         last_seen[line] = i
     return returns >= 2 and 2 * returns >= len(bands)
+
+
+_Box = tuple[float, float, float, float]  # left, bottom, right, top (y up)
+_PROSE_SHARE = 0.2  # of lines starting lowercase, or ending in a hyphen
+
+
+@dataclass(slots=True)
+class _Line:
+    """A line of PDFium's text and the box around it (page space, y up)."""
+
+    text: str
+    left: float
+    bottom: float
+    right: float  # its first character's, until widened
+    top: float
+    last: int  # its last character, while not widened to it (-1 after)
+
+    def widen(self, box: Callable[[int], _Box]) -> _Line:
+        """The line with its right end at its last character's (read on demand:
+        most pages never need it)."""
+        if self.last >= 0:
+            self.right = max(self.right, box(self.last)[2])
+            self.last = -1
+        return self
+
+    def level_with(self, other: _Line) -> bool:
+        """Whether ``other`` overlaps this line's band for half the lower one."""
+        return min(self.top, other.top) - max(self.bottom, other.bottom) >= 0.5 * min(
+            self.top - self.bottom, other.top - other.bottom
+        )
+
+    def beside(self, other: _Line) -> bool:
+        """Whether ``other`` lies level with this line, to its left or right."""
+        return self.level_with(other) and (
+            other.left >= self.right or other.right <= self.left
+        )
+
+
+def _rows_if_out_of_order(textpage: Any, plain: str, count: int) -> str:
+    """The page's text row by row from the top when the order PDFium gives (the
+    order it was drawn in) disagrees with where the lines lie, else "".
+
+    Report engines draw a table column by column, or the letterhead last: read as
+    drawn, a row's cells come apart, or the title follows the body. Columns of
+    prose also go back up the page, but their lines go on with each other's
+    sentences (a lowercase start, a hyphen), where cells and headings do not: a
+    page with such columns is left as it is.
+    """
+    if len(plain) != count:
+        return ""  # characters and indices do not pair up
+    runs: list[list[_Line]] = [[]]  # lines, in runs going down the page
+    tops = [-math.inf]  # the top of each run
+    box = _loose_box_reader(textpage)
+    start = 0
+    for text in plain.split("\r\n"):
+        first, start = start, start + len(text) + 2
+        shown = text.strip(" \x02")  # a hyphen PDFium marks has no box
+        if not shown:
+            continue
+        # A line lies between the boxes of its first and last characters (loose
+        # boxes: the font's height, the same for every letter), the last one read
+        # only when needed.
+        a = first + text.index(shown[0])
+        left, bottom, right, top = box(a)
+        if top <= bottom:
+            continue
+        line = _Line(text.strip(), left, bottom, right, top, a + len(shown) - 1)
+        run = runs[-1]
+        if run and bottom > run[-1].top:  # wholly above the line before
+            runs.append(run := [])
+            tops.append(top)
+        run.append(line)
+        tops[-1] = max(tops[-1], top)
+    if len(runs) < 2:
+        return ""
+    cells = climbs = 0
+    for (before, top), (after, _) in pairwise(zip(runs, tops, strict=True)):
+        head = after[0]
+        # Rows side by side start level: look at the first few lines only.
+        if head.bottom < top and (
+            sum(
+                any(a.widen(box).beside(b.widen(box)) for a in before)
+                for b in after[:3]
+            )
+            >= 2
+        ):
+            texts = [[line.text for line in run] for run in (before, after)]
+            # Prose in columns, or a proof's line numbers down the margin.
+            if any(map(_prose, texts)) or any(map(_numbering, texts)):
+                return ""
+            cells += 1
+        elif min(before[-1].widen(box).right, head.widen(box).right) > max(
+            before[-1].left, head.left
+        ):
+            # Back up over the line just read: a heading drawn after its body.
+            climbs += len(head.text.split()) >= 2
+    if not cells and climbs < 2:
+        return ""
+    texts = [[line.text for line in run] for run in runs]
+    if any(map(_numbering, texts)) or (not cells and _prose(sum(texts, []))):
+        return ""  # a proof's line numbers; headings drawn late over running text
+    return _text_in_rows([line for run in runs for line in run])
+
+
+def _loose_box_reader(textpage: Any) -> Callable[[int], _Box]:
+    """A function giving a character's loose box (its font's height): it is called
+    for every line of every page, so it reuses one buffer."""
+    rect = pdfium_c.FS_RECTF()
+    get, raw, ref = pdfium_c.FPDFText_GetLooseCharBox, textpage.raw, ctypes.byref(rect)
+
+    def box(index: int) -> _Box:
+        if not get(raw, index, ref):
+            return 0.0, 0.0, 0.0, 0.0
+        return rect.left, rect.bottom, rect.right, rect.top
+
+    return box
+
+
+def _prose(lines: list[str]) -> bool:
+    """Whether lines read as running text: many start lowercase or end hyphenated.
+    Lines in a script without case (Chinese, Arabic) count as prose too."""
+    starts = [m.group() for line in lines if (m := _WORDLIKE.search(line))]
+    if not starts:
+        return True
+    lower = sum(s.islower() for s in starts)
+    cased = sum(s.isupper() or s.isdigit() for s in starts)
+    hyphens = sum(line.endswith(("-", "\x02")) for line in lines)
+    return lower + hyphens >= _PROSE_SHARE * len(lines) or cased < 0.8 * len(starts)
+
+
+def _numbering(lines: list[str]) -> bool:
+    """Whether lines are mostly numbers counting up (a proof's line numbers in the
+    margin, a few run into a printer's mark)."""
+    numbers = [int(line) for line in lines if line.isdecimal()]
+    return len(numbers) >= max(3, 0.8 * len(lines)) and all(
+        b > a for a, b in pairwise(numbers)
+    )
+
+
+def _text_in_rows(lines: list[_Line]) -> str:
+    """``lines`` row by row from the top, each row's pieces from the left."""
+    rows: list[list[_Line]] = []
+    for line in sorted(lines, key=lambda x: -x.top):
+        row = next((r for r in rows if r[0].level_with(line)), None)
+        if row is None:
+            rows.append([line])
+        else:
+            row.append(line)
+    return "\r\n".join(
+        " ".join(x.text for x in sorted(row, key=lambda x: x.left)) for row in rows
+    )
 
 
 def _annotation_text(doc: Any, page: Any) -> str:
