@@ -1,4 +1,6 @@
-"""RTF extraction: the body, then footnotes, then headers and footers.
+"""RTF extraction: the body, then footnotes, then headers and footers. A text box
+(a Word shape) follows the paragraph it is anchored in, as in DOCX; table cells
+are separated by tabs, and each row ends its line, as in the other formats.
 
 The RTF is read by a small tokenizer of our own, in one pass. striprtf lends only
 its tables (which destinations hold no text, which code page each \\fcharset is):
@@ -12,6 +14,9 @@ from __future__ import annotations
 import codecs
 import os
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
 from itertools import chain
 
 from striprtf.striprtf import charset_map, destinations
@@ -41,12 +46,21 @@ _NOTES = frozenset({"footnote"})  # endnotes are footnotes with \ftnalt
 _MARGINS = frozenset(
     f"{where}{pages}" for where in ("header", "footer") for pages in ("", "l", "r", "f")
 )
-_READ = _NOTES | _MARGINS
+# A shape (Word's text boxes) or a group of shapes: only its \shptxt is text.
+_SHAPES = frozenset({"shp", "shpgrp", "shpinst"})
+# Destinations read in their own way; striprtf skips them all but \listtext.
+# (\nesttableprops holds no text, but a nested table's row ends in it.)
+_READ = _NOTES | _MARGINS | _SHAPES | {"shptxt", "upr", "ud", "listtext"}
+_READ |= {"nesttableprops"}
 _SKIPPED = destinations - _READ
 # A paragraph mark still ends its paragraph when hidden: joining the two paragraphs
 # could glue their words together.
-_BREAKS = {"par": "\n", "sect": "\n\n", "page": "\n\n", "row": "\n", "cell": "|"}
-_BREAKS |= {"nestcell": "|", "line": "\n", "\n": "\n", "\r": "\n"}
+_BREAKS = {"par": "\n", "sect": "\n\n", "page": "\n\n", "row": "\n", "line": "\n"}
+_BREAKS |= {"nestrow": "\n", "\n": "\n", "\r": "\n"}
+# Those a text box anchored in the paragraph follows (\line breaks a line only).
+_ROWS = frozenset({"row", "nestrow"})
+_PARAGRAPH_ENDS = _ROWS | {"par", "sect", "page", "\n", "\r"}
+_CELLS = frozenset({"cell", "nestcell"})  # a tab between cells, as other formats
 _CHARS = {
     "tab": "\t",
     "emdash": "\u2014",
@@ -98,109 +112,251 @@ def extract_rtf(
 
 def _read(rtf: str) -> tuple[str, list[str], list[str]]:
     """The body's text, each footnote's and each distinct header's or footer's."""
-    body: list[str] = []
-    notes: list[list[str]] = []
-    margins: list[list[str]] = []
-    fonts: dict[str, str] = {}  # font number -> its code page, from \fcharset
-    # The state a group keeps and its closing brace restores. `out` is where its
-    # text goes: None in a destination that holds no text.
-    out: list[str] | None = body
-    ucskip, hidden, font, in_font_table = 1, False, "", False
-    stack: list[tuple[list[str] | None, int, bool, str, bool]] = []
-    encoding, default_font, font_defined = "cp1252", "", ""
-    skip = 0  # fallback characters still to skip after a \uN
-    starred = False  # just after \*: a destination to skip unless we read it
-    pending = bytearray()  # \'hh bytes: a double-byte character spans two
-    pending_encoding = encoding
-    pos, end = 0, len(rtf)
-    while pos < end:
-        match = _TOKEN.match(rtf, pos)
-        pos = match.end()
-        chars, word, arg, byte, symbol, brace = match.groups()
-        if pending and byte is None:
-            if out is not None:  # always: the bytes' group has not changed since
-                out.append(pending.decode(pending_encoding, "replace"))
-            pending.clear()
-        if chars is not None:
-            starred = False
-            if skip:
-                chars, skip = chars[skip:], max(skip - len(chars), 0)
-            if out is not None and not hidden:
-                out.append(chars)
-        elif byte is not None:
-            starred = False
-            if skip:
-                skip -= 1
-            elif out is not None and not hidden:
-                pending_encoding = fonts.get(font, encoding)
-                pending.append(int(byte, 16))
-        elif word is not None:
-            skip = 0
-            if word == "u" and arg is not None:
-                if out is not None and not hidden:
-                    out.append(chr(int(arg) & 0xFFFF))  # a signed 16-bit number
-                skip = ucskip
-            elif word == "bin" and arg is not None:
-                pos += max(int(arg), 0)  # binary data, of a picture or object
-            elif out is None:
-                if in_font_table and word == "f":
-                    font_defined = arg or ""
-                elif in_font_table and word == "fcharset" and arg is not None:
-                    charset = charset_map.get(int(arg))
-                    if _known(charset):
-                        fonts[font_defined] = charset
-            elif word in _SKIPPED or starred and word not in _READ:
-                out, in_font_table = None, word == "fonttbl"
-            elif word in _READ:
-                out = []
-                (notes if word in _NOTES else margins).append(out)
-            elif word in _BREAKS:
-                out.append(_BREAKS[word])
-            elif word in _CHARS:
-                if not hidden:
-                    out.append(_CHARS[word])
-            elif word == "v":
-                hidden = arg != "0"
-            elif word == "plain":
-                hidden, font = False, default_font
-            elif word == "f":
-                font = arg or ""
-            elif word == "uc":
-                ucskip = max(int(arg or 1), 0)
-            elif word == "deff":
-                default_font = font = arg or ""
-            elif word == "ansicpg":
-                if _known(f"cp{arg}"):
-                    encoding = f"cp{arg}"
-            elif word in _CHARSETS:
-                encoding = _CHARSETS[word]
-            starred = False
-        elif symbol is not None:
-            skip = 0
-            starred = symbol == "*"
-            if out is None:
-                pass
-            elif symbol in _BREAKS:
-                out.append(_BREAKS[symbol])
-            elif symbol in _CHARS and not hidden:
-                out.append(_CHARS[symbol])
-        elif brace is not None:
-            skip, starred = 0, False
-            if brace == "{":
-                stack.append((out, ucskip, hidden, font, in_font_table))
-            elif not stack:
-                break  # a stray closing brace
-            else:
-                out, ucskip, hidden, font, in_font_table = stack.pop()
-                if not stack:
-                    break  # the document's group is closed: anything after is not shown
-    if pending and out is not None:
-        out.append(pending.decode(pending_encoding, "replace"))
+    reader = _Reader()
+    reader.read(rtf)
+    notes = (_joined(n).strip() for n in reader.notes)
+    margins = (_joined(m).strip() for m in reader.margins)
     return (
-        _joined(body),
-        [note for note in (_joined(n).strip() for n in notes) if note],
-        list(dict.fromkeys(m for m in (_joined(m).strip() for m in margins) if m)),
+        _joined(reader.body),
+        [note for note in notes if note],
+        list(dict.fromkeys(margin for margin in margins if margin)),
     )
+
+
+@dataclass(slots=True)
+class _Group:
+    """The state a group keeps and its closing brace restores."""
+
+    out: list[str] | None  # where its text goes: None where no text is read
+    ucskip: int = 1  # fallback characters after each \uN
+    hidden: bool = False
+    font: str = ""
+    font_table: bool = False  # its \fcharsets give each font's code page
+    # In a shape or a \upr, whose own text is not read: where the text of its
+    # \shptxt (after the paragraph) or its \ud (in place) goes.
+    outer: list[str] | None = None
+    on_close: Callable[[], None] | None = None  # finishes what the group held
+
+    def nested(self) -> _Group:
+        """The state a group inside this one starts with."""
+        return _Group(
+            self.out, self.ucskip, self.hidden, self.font, self.font_table, self.outer
+        )
+
+
+class _Reader:
+    """Reads an RTF in one pass, token by token: the body's text, the notes' and
+    the headers' and footers', each as its pieces."""
+
+    def __init__(self) -> None:
+        self.body: list[str] = []
+        self.notes: list[list[str]] = []
+        self.margins: list[list[str]] = []
+        self.group = _Group(self.body)
+        self.stack: list[_Group] = []
+        self.fonts: dict[str, str] = {}  # font number -> its code page
+        self.font_defined = ""  # the font the font table describes now
+        self.encoding, self.default_font = "cp1252", ""
+        self.skip = 0  # fallback characters still to skip after a \uN
+        self.starred = False  # just after \*: a destination to skip unless read
+        self.pending = bytearray()  # \'hh bytes: a double-byte character spans two
+        self.pending_encoding = self.encoding
+        # Text boxes waiting for the end of the paragraph they are anchored in.
+        self.boxes: list[tuple[list[str], list[str]]] = []
+        # Where the last \cell's tab is: a row's last cell takes none.
+        self.cell_in: list[str] | None = None
+        self.cell_end = 0
+
+    def read(self, rtf: str) -> None:
+        """Read the document up to its closing brace (or the end of the file)."""
+        # Looked up once: a long document has millions of tokens.
+        next_token = _TOKEN.match
+        on_text, on_word, on_byte = self._text, self._word, self._byte
+        pos, end = 0, len(rtf)
+        while pos < end:
+            match = next_token(rtf, pos)
+            pos = match.end()
+            chars, word, arg, byte, symbol, brace = match.groups()
+            if self.pending and byte is None:
+                self._decode_bytes()
+            if chars is not None:
+                on_text(chars)
+            elif word is not None:
+                if word == "bin" and arg is not None:
+                    pos += max(int(arg), 0)  # binary data, of a picture or object
+                on_word(word, arg)
+            elif byte is not None:
+                on_byte(int(byte, 16))
+            elif symbol is not None:
+                self._symbol(symbol)
+            elif brace == "{":
+                self._open()
+            elif brace == "}" and not self._close():
+                break  # anything after the document's group is not shown
+        self._decode_bytes()
+        for anchor, box in self.boxes:  # no paragraph ended after them
+            if text := _box_text(box):
+                anchor.append("\n" + text)
+
+    def _text(self, chars: str) -> None:
+        self.starred = False
+        if self.skip:
+            chars, self.skip = chars[self.skip :], max(self.skip - len(chars), 0)
+        if self.group.out is not None and not self.group.hidden:
+            self.group.out.append(chars)
+
+    def _byte(self, value: int) -> None:
+        self.starred = False
+        if self.skip:
+            self.skip -= 1
+        elif self.group.out is not None and not self.group.hidden:
+            self.pending_encoding = self.fonts.get(self.group.font, self.encoding)
+            self.pending.append(value)
+
+    def _decode_bytes(self) -> None:
+        """Add the \\'hh bytes read so far, in their font's code page."""
+        if self.pending and self.group.out is not None:
+            # The bytes' group has not changed since they were read.
+            self.group.out.append(self.pending.decode(self.pending_encoding, "replace"))
+        self.pending.clear()
+
+    def _word(self, word: str, arg: str | None) -> None:
+        self.skip = 0
+        starred, self.starred = self.starred, False
+        group, out = self.group, self.group.out
+        if word == "u" and arg is not None:
+            if out is not None and not group.hidden:
+                out.append(chr(int(arg) & 0xFFFF))  # a signed 16-bit number
+            self.skip = group.ucskip
+        elif out is None:
+            if group.font_table:
+                self._font(word, arg)
+        elif word in _READ:
+            self._destination(word, out)
+        elif word in _SKIPPED or starred:
+            group.out, group.font_table = None, word == "fonttbl"
+        elif word in _BREAKS:
+            self._break(word, out)
+        elif word in _CELLS:
+            out.append("\t")
+            self.cell_in, self.cell_end = out, len(out)
+        elif word in _CHARS:
+            if not group.hidden:
+                out.append(_CHARS[word])
+        else:
+            self._format(word, arg)
+
+    def _font(self, word: str, arg: str | None) -> None:
+        """A font table's word: which font it describes, and its code page."""
+        if word == "f":
+            self.font_defined = arg or ""
+        elif word == "fcharset" and arg is not None:
+            charset = charset_map.get(int(arg))
+            if _known(charset):
+                self.fonts[self.font_defined] = charset
+
+    def _destination(self, word: str, out: list[str]) -> None:
+        """Start a destination read in its own way (one of _READ)."""
+        group = self.group
+        if word in _NOTES or word in _MARGINS:
+            group.out, group.outer = [], None
+            (self.notes if word in _NOTES else self.margins).append(group.out)
+        elif word in _SHAPES:  # a shape's properties are not text
+            if group.outer is None:  # else in a group of shapes, at the group's place
+                group.outer = group.out
+            group.out = []
+        elif word == "shptxt":
+            box: list[str] = []
+            self.boxes.append((out if group.outer is None else group.outer, box))
+            group.out, group.outer = box, None
+        elif word == "upr":  # its own text repeats its \ud's in the code page
+            group.out, group.outer = [], group.out
+        elif word == "ud":  # None outside a \upr: skipped
+            group.out, group.outer = group.outer, None
+        elif word == "nesttableprops":  # read for its \nestrow
+            pass
+        else:  # listtext: the number or bullet a list item shows
+            label: list[str] = []
+            group.on_close = partial(_add_label, label, group.out)
+            group.out = label
+
+    def _break(self, word: str, out: list[str]) -> None:
+        """A paragraph, line, row or page ends; a row's last cell takes no tab."""
+        if word in _ROWS and self.cell_in is out and self.cell_end == len(out):
+            out.pop()
+        out.append(_BREAKS[word])
+        if self.boxes and word in _PARAGRAPH_ENDS:
+            self._place_boxes(out)
+
+    def _place_boxes(self, paragraph_in: list[str]) -> None:
+        """Add, after the paragraph just ended, the text boxes anchored in it."""
+        waiting = []
+        for anchor, box in self.boxes:
+            if anchor is not paragraph_in:
+                waiting.append((anchor, box))
+            elif text := _box_text(box):
+                anchor.append(text + "\n")
+        self.boxes = waiting
+
+    def _format(self, word: str, arg: str | None) -> None:
+        """A word that changes how the text after it is read."""
+        group = self.group
+        if word == "v":
+            group.hidden = arg != "0"
+        elif word == "plain":
+            group.hidden, group.font = False, self.default_font
+        elif word == "f":
+            group.font = arg or ""
+        elif word == "uc":
+            group.ucskip = max(int(arg or 1), 0)
+        elif word == "deff":
+            self.default_font = group.font = arg or ""
+        elif word == "ansicpg":
+            if _known(f"cp{arg}"):
+                self.encoding = f"cp{arg}"
+        elif word in _CHARSETS:
+            self.encoding = _CHARSETS[word]
+
+    def _symbol(self, symbol: str) -> None:
+        self.skip = 0
+        self.starred = symbol == "*"
+        out = self.group.out
+        if out is None:
+            return
+        if symbol in _BREAKS:
+            self._break(symbol, out)
+        elif symbol in _CHARS and not self.group.hidden:
+            out.append(_CHARS[symbol])
+
+    def _open(self) -> None:
+        self.skip, self.starred = 0, False
+        self.stack.append(self.group)
+        self.group = self.group.nested()
+
+    def _close(self) -> bool:
+        """Close a group; False once the document's own group (or a stray brace)
+        closes."""
+        self.skip, self.starred = 0, False
+        if not self.stack:
+            return False
+        if self.group.on_close is not None:
+            self.group.on_close()
+        self.group = self.stack.pop()
+        return bool(self.stack)
+
+
+def _add_label(label: list[str], out: list[str]) -> None:
+    """Add a list item's number or bullet, and the tab after it, without the
+    layout around it: LibreOffice writes a space before it, and a lone tab
+    before a heading that shows no number."""
+    text = "".join(label).lstrip()
+    if text.strip():
+        out.append(text)
+
+
+def _box_text(box: list[str]) -> str:
+    """A text box's paragraphs, without the line ends around them."""
+    return "".join(box).strip("\n")
 
 
 def _joined(pieces: list[str]) -> str:

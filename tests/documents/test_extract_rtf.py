@@ -131,7 +131,7 @@ def test_footnotes_headers_and_footers_follow_the_body(tmp_path: Path) -> None:
         pytest.param(
             rb"{\rtf1\ansi\trowd\cellx1000\cellx2000\intbl A1\cell B1\cell\row"
             rb"\pard After\par}",
-            "A1|B1|\nAfter",
+            "A1\tB1\nAfter",
             id="table",
         ),
         pytest.param(
@@ -152,3 +152,83 @@ def test_binary_data_is_skipped_whatever_bytes_it_holds(tmp_path: Path) -> None:
     # \binN is followed by N raw bytes, braces and backslashes included.
     rtf = rb"{\rtf1\ansi Before{\*\objdata \bin6 }}{\'x}After\par}"
     assert read_rtf(tmp_path, rtf) == "BeforeAfter"
+
+
+def test_table_cells_are_tab_separated_and_rows_end_lines(tmp_path: Path) -> None:
+    # As the other formats: a tab between cells, none after the last one. Word
+    # repeats the row's properties between the last \cell and \row; an empty
+    # last cell keeps its tab.
+    rtf = (
+        rb"{\rtf1\ansi\trowd\cellx1000\cellx2000\cellx3000"
+        rb"\pard\intbl Region\cell Revenue\cell Growth\cell"
+        rb"{\trowd\cellx1000\cellx2000\cellx3000\row}"
+        rb"\pard\intbl North\cell 1,234\cell\cell\row\pard After\par}"
+    )
+    assert read_rtf(tmp_path, rtf) == "Region\tRevenue\tGrowth\nNorth\t1,234\t\nAfter"
+
+
+def test_a_nested_tables_rows_end_lines_too(tmp_path: Path) -> None:
+    # Word ends a nested row in {\*\nesttableprops ... \nestrow}.
+    rtf = (
+        rb"{\rtf1\ansi\trowd\cellx5000\cellx9000\pard\intbl\itap1 Outer\cell "
+        rb"\pard\intbl\itap2 A\nestcell B\nestcell{\*\nesttableprops\trowd"
+        rb"\cellx1000\cellx2000\nestrow}{\nonesttables\par}\pard\intbl\itap2 "
+        rb"C\nestcell D\nestcell{\*\nesttableprops\trowd\nestrow}"
+        rb"{\nonesttables\par}\pard\intbl\itap1\cell\trowd\row\pard After\par}"
+    )
+    assert read_rtf(tmp_path, rtf) == "Outer\tA\tB\nC\tD\n\nAfter"
+
+
+def test_unicode_half_of_upr_is_read_and_ansi_half_skipped(tmp_path: Path) -> None:
+    # Word writes text outside the code page twice: for old readers, then in \ud.
+    rtf = (
+        rb"{\rtf1\ansi\ansicpg1251\uc1 Start {\upr{\'cf\'f0 ansi}"
+        rb"{\*\ud{\u1055\'3f\u1088\'3f unicode}}} end\par}"
+    )
+    assert read_rtf(tmp_path, rtf) == "Start \u041f\u0440 unicode end"
+
+
+def test_text_boxes_follow_the_paragraph_they_are_anchored_in(
+    tmp_path: Path,
+) -> None:
+    # As DOCX: a text box's paragraphs come after its anchor's paragraph, so they
+    # do not cut a sentence in two. The shape's properties (\sp) and the copy
+    # for old readers (\shprslt) are not text.
+    box = (
+        rb"{\shp{\*\shpinst\shpleft0\shpright2000{\sp{\sn shapeType}{\sv 202}}"
+        rb"{\shptxt \pard\plain Box one\par Box two\par}}"
+        rb"{\shprslt{\*\do\dobxcolumn{\dptxbx{\dptxbxtext\pard Box one\par}}}}}"
+    )
+    group = (
+        rb"{\shpgrp{\*\shpinst{\sp{\sn groupLeft}{\sv 0}}"
+        rb"{\shp{\*\shpinst{\shptxt In group}}}}}"
+    )
+    rtf = (
+        rb"{\rtf1\ansi The figure "
+        + box
+        + rb" shows it.\par Then "
+        + group
+        + rb"more.\par{\header Head"
+        + box
+        + rb"\par}Last "
+        + box
+        + rb"}"
+    )
+    assert read_rtf(tmp_path, rtf) == (
+        "The figure  shows it.\nBox one\nBox two\nThen more.\nIn group\n"
+        "Last \nBox one\nBox two\nHead\nBox one\nBox two"
+    )
+
+
+def test_list_labels_lose_their_layout_space_and_empty_labels(
+    tmp_path: Path,
+) -> None:
+    # LibreOffice writes a space before each number or bullet, and a lone tab
+    # for a heading without a number; as DOCX, the label is the mark and its tab.
+    rtf = (
+        rb"{\rtf1\ansi\uc1{\listtext\pard\plain \tab}Heading\par"
+        rb"{\listtext\pard\plain  \u8226\'3f\tab}Item\par"
+        rb"{\listtext\pard\plain  1.\tab}One\par"
+        rb"{\listtext\pard\plain \tab 2.\tab}Two\par}"
+    )
+    assert read_rtf(tmp_path, rtf) == "Heading\n\u2022\tItem\n1.\tOne\n2.\tTwo"
