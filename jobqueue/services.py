@@ -348,13 +348,12 @@ class QueueManager:
         stop wakes it) and ends the child; what the job did is discarded. A job that
         runs in the worker's own thread (a task) cannot be stopped midway and is left
         running. The ids of those stopped."""
+        stoppable = operations.stoppable()
         stopped: list[int] = []
         for ids in _batches(job_ids, batch):
             with transaction.atomic():
                 running = QueueItem.objects.filter(
-                    pk__in=ids,
-                    status=Status.PROCESSING,
-                    operation__in=operations.stoppable(),
+                    pk__in=ids, status=Status.PROCESSING, operation__in=stoppable
                 )
                 ended = self._cancel_batch(running, STOPPED_MESSAGE)
                 if ended:

@@ -920,23 +920,22 @@ class ExtractionWorker:
         claims = self.queue.claims(running)
         for pk, (worker_id, flight) in running.items():
             status, claimed_by, attempt = claims.get(pk, (None, None, None))
-            if (claimed_by, attempt) == (worker_id, flight.item.attempts):
-                if status == Status.PROCESSING:
-                    continue
-                if status == Status.CANCELLED:
-                    logger.info(
-                        "[%s] job %s was stopped by an operator; ending its child",
-                        worker_id,
-                        pk,
-                    )
-                    flight.future.cancel()
-                    continue
-            logger.warning(
-                "[%s] job %s was rescued while this worker stalled; "
-                "stopping its extraction",
-                worker_id,
-                pk,
-            )
+            ours = (claimed_by, attempt) == (worker_id, flight.item.attempts)
+            if ours and status == Status.PROCESSING:
+                continue
+            if ours and status == Status.CANCELLED:
+                logger.info(
+                    "[%s] job %s was stopped by an operator; ending its child",
+                    worker_id,
+                    pk,
+                )
+            else:
+                logger.warning(
+                    "[%s] job %s was rescued while this worker stalled; "
+                    "stopping its extraction",
+                    worker_id,
+                    pk,
+                )
             flight.future.cancel()
 
     def _beat(self, *, force: bool = False) -> bool:
