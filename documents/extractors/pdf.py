@@ -383,7 +383,7 @@ def _pdfium_page(doc: Any, index: int, *, auto: bool) -> tuple[_Page, bool]:
             raw = vertical
         elif _RTL.search(raw):
             raw = _rtl_in_reading_order(textpage, raw, plain, count)
-        elif (rows := _rows_if_out_of_order(textpage, plain, count)) and not (
+        elif (rows := _rows_if_out_of_order(textpage, plain, count, raw)) and not (
             _turned_text(textpage, count)  # lines set sideways: not rows across
         ):
             raw = rows
@@ -929,6 +929,10 @@ class _Line:
             self.top - self.bottom, other.top - other.bottom
         )
 
+    def above(self, other: _Line) -> bool:
+        """Whether ``other`` lies under this line, in part (widened lines)."""
+        return min(self.right, other.right) > max(self.left, other.left)
+
     def beside(self, other: _Line) -> bool:
         """Whether ``other`` lies level with this line, to its left or right."""
         return self.level_with(other) and (
@@ -936,15 +940,16 @@ class _Line:
         )
 
 
-def _rows_if_out_of_order(textpage: Any, plain: str, count: int) -> str:
+def _rows_if_out_of_order(textpage: Any, plain: str, count: int, raw: str) -> str:
     """The page's text row by row from the top when the order PDFium gives (the
     order it was drawn in) disagrees with where the lines lie, else "".
 
     Report engines draw a table column by column, or the letterhead last: read as
     drawn, a row's cells come apart, or the title follows the body. Columns of
     prose also go back up the page, but their lines go on with each other's
-    sentences (a lowercase start, a hyphen), where cells and headings do not: a
-    page with such columns is left as it is.
+    sentences (a lowercase start, a hyphen), where headings and cells (short,
+    spaced apart) do not: such columns are read as drawn, only a block drawn out
+    of place (a letterhead drawn last) put where it lies, band by band.
     """
     if len(plain) != count:
         return ""  # characters and indices do not pair up
@@ -974,6 +979,7 @@ def _rows_if_out_of_order(textpage: Any, plain: str, count: int) -> str:
     if len(runs) < 2:
         return ""
     cells = climbs = 0
+    columns = False  # of prose, side by side
     for (before, top), (after, _) in pairwise(zip(runs, tops, strict=True)):
         head = after[0]
         # Rows side by side start level: look at the first few lines only.
@@ -985,21 +991,47 @@ def _rows_if_out_of_order(textpage: Any, plain: str, count: int) -> str:
             >= 2
         ):
             texts = [[line.text for line in run] for run in (before, after)]
-            # Prose in columns, or a proof's line numbers down the margin.
-            if any(map(_prose, texts)) or any(map(_numbering, texts)):
-                return ""
+            if any(map(_numbering, texts)):
+                return ""  # a proof's line numbers down the margin
+            if any(
+                _prose(text) and not _cells(run)
+                for text, run in zip(texts, (before, after), strict=True)
+            ):
+                columns = True
+                break
             cells += 1
         elif min(before[-1].widen(box).right, head.widen(box).right) > max(
             before[-1].left, head.left
         ):
             # Back up over the line just read: a heading drawn after its body.
             climbs += len(head.text.split()) >= 2
-    if not cells and climbs < 2:
-        return ""
     texts = [[line.text for line in run] for run in runs]
-    if any(map(_numbering, texts)) or (not cells and _prose(sum(texts, []))):
-        return ""  # a proof's line numbers; headings drawn late over running text
-    return _text_in_rows([line for run in runs for line in run])
+    if any(map(_numbering, texts)):
+        return ""
+    if columns or (not cells and (climbs < 2 or _prose(sum(texts, [])))):
+        # Prose, read as drawn but for blocks drawn out of place; unless the lines
+        # here (PDFium's plain text) break where the page's do not: a Thai mark
+        # torn from its letter onto a line of its own.
+        return _bands_from_the_top(runs, tops) if raw == plain else ""
+    return _text_in_rows([line for run in runs for line in run], box)
+
+
+def _bands_from_the_top(runs: list[list[_Line]], tops: list[float]) -> str:
+    """The runs' text in bands across the page from the top, each band's runs as
+    drawn (prose columns side by side share a band); "" when that is the order
+    they were drawn in. A band is a stretch of the page no run crosses the edge
+    of: a letterhead drawn last goes first, a footer drawn first last."""
+    bands: list[list[int]] = []
+    floor = math.inf  # the lowest bottom of the band so far
+    for k in sorted(range(len(runs)), key=lambda k: -tops[k]):
+        if not bands or tops[k] <= floor:
+            bands.append([])
+        bands[-1].append(k)
+        floor = min(floor, min(line.bottom for line in runs[k]))
+    order = [k for band in bands for k in sorted(band)]
+    if order == sorted(order):
+        return ""
+    return "\r\n".join(line.text for k in order for line in runs[k])
 
 
 def _loose_box_reader(textpage: Any) -> Callable[[int], _Box]:
@@ -1028,6 +1060,17 @@ def _prose(lines: list[str]) -> bool:
     return lower + hyphens >= _PROSE_SHARE * len(lines) or cased < 0.8 * len(starts)
 
 
+def _cells(run: list[_Line]) -> bool:
+    """Whether a column's lines are a table's cells, whatever their case: short
+    and further apart than lines of text (an index, a page of formulas, are not)."""
+    words = sorted(len(x.text.split()) for x in run if len(x.text) > 2) or [9]
+    if len(run) < 3 or words[len(words) // 2] > 3:
+        return False
+    pitches = sorted(a.top - b.top for a, b in pairwise(run))
+    heights = sorted(x.top - x.bottom for x in run)
+    return pitches[len(pitches) // 2] >= 1.6 * heights[len(heights) // 2]
+
+
 def _numbering(lines: list[str]) -> bool:
     """Whether lines are mostly numbers counting up (a proof's line numbers in the
     margin, a few run into a printer's mark)."""
@@ -1037,8 +1080,14 @@ def _numbering(lines: list[str]) -> bool:
     )
 
 
-def _text_in_rows(lines: list[_Line]) -> str:
-    """``lines`` row by row from the top, each row's pieces from the left."""
+def _text_in_rows(lines: list[_Line], box: Callable[[int], _Box]) -> str:
+    """``lines`` row by row from the top, each row's pieces from the left.
+
+    Lines alone on their row go down in columns, read one after the other: a box
+    in the margin, its lines between a paragraph's, is read beside it, not woven
+    into it. A row of several pieces (a table's), or a line across two columns,
+    ends the columns above it.
+    """
     rows: list[list[_Line]] = []
     for line in sorted(lines, key=lambda x: -x.top):
         row = next((r for r in rows if r[0].level_with(line)), None)
@@ -1046,9 +1095,25 @@ def _text_in_rows(lines: list[_Line]) -> str:
             rows.append([line])
         else:
             row.append(line)
-    return "\r\n".join(
-        " ".join(x.text for x in sorted(row, key=lambda x: x.left)) for row in rows
-    )
+    out: list[str] = []
+    columns: list[list[_Line]] = []
+    for row in rows:
+        line = row[0].widen(box)
+        under = [c for c in columns if c[-1].above(line)]
+        if len(row) == 1 and len(under) <= 1:
+            if under:
+                under[0].append(line)
+            else:
+                columns.append([line])
+            continue
+        out += [x.text for column in columns for x in column]  # they end here
+        if len(row) == 1:
+            columns = [[line]]
+        else:
+            columns = []
+            out.append(" ".join(x.text for x in sorted(row, key=lambda x: x.left)))
+    out += [x.text for column in columns for x in column]
+    return "\r\n".join(out)
 
 
 def _annotation_text(doc: Any, page: Any) -> str:
@@ -1145,11 +1210,29 @@ def _plumber_pages(path: str | os.PathLike[str], indices: list[int]) -> dict[int
             pages = pdf.pages
             for i in indices:
                 if i < len(pages):
-                    out[i] = _plumber_text(pages[i])
-                    pages[i].close()
+                    page = _upright(pages[i])
+                    out[i] = _plumber_text(page)
+                    page.close()
     except Exception:  # noqa: S110 - pdfminer raises many types; PDFium's text stands
         pass
     return out
+
+
+def _upright(page: Any) -> Any:
+    """pdfplumber's page as set, without its /Rotate: pdfminer lays a turned
+    page's text out turned, and pdfplumber orders its lines so (as PDFium does;
+    see _pdfium_page)."""
+    if not page.rotation:
+        return page
+    page.close()
+    page.page_obj.rotate = 0
+    page.page_obj.attrs["Rotate"] = 0
+    return type(page)(
+        page.pdf,
+        page.page_obj,
+        page_number=page.page_number,
+        initial_doctop=page.initial_doctop,
+    )
 
 
 def _plumber_document(
@@ -1161,7 +1244,7 @@ def _plumber_document(
     try:
         with pdfplumber.open(path) as pdf:
             total = len(pdf.pages)
-            for page in pdf.pages[:max_pages]:
+            for page in map(_upright, pdf.pages[:max_pages]):
                 body = _plumber_text(page)
                 empty = not body.strip()
                 pages.append(

@@ -103,6 +103,17 @@ def test_two_columns_of_prose_still_read_column_by_column(
     assert " ".join(COLUMN_ONE) + " " + " ".join(COLUMN_TWO) in text
 
 
+def _table_rows() -> list[tuple[float, float, str]]:
+    return [
+        (57, 560, "Region"),
+        (200, 560, "Revenue"),
+        (340, 560, "Growth"),
+        (57, 545, "North"),
+        (200, 545, "1,234,567"),
+        (340, 545, "12%"),
+    ]
+
+
 @pytest.mark.parametrize("rotate", [90, 180, 270])
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_page_turned_by_rotate_reads_as_it_was_set(
@@ -113,12 +124,7 @@ def test_a_page_turned_by_rotate_reads_as_it_was_set(
     # columns' lines from the bottom up.
     texts = [
         *_two_columns(heading_last=False),
-        (57, 560, "Region"),
-        (200, 560, "Revenue"),
-        (340, 560, "Growth"),
-        (57, 545, "North"),
-        (200, 545, "1,234,567"),
-        (340, 545, "12%"),
+        *_table_rows(),
         (57, 40, "Page footer FOOTERWORD"),
     ]
     upright = extract(_pdf(tmp_path, texts), pdf_engine=engine).text
@@ -159,3 +165,95 @@ def test_left_to_right_words_in_a_right_to_left_line_keep_their_order(
     path = tmp_path / "mixed.pdf"
     path.write_bytes(shaped_rtl_pdf(lines, angle, _laid_out))
     assert extract(path, pdf_engine="pdfium").text.splitlines() == lines
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_side_box_beside_a_paragraph_reads_as_a_block(
+    tmp_path: Path, engine: str
+) -> None:
+    # A form's demo page: its navigation bar and title drawn late send the page
+    # through the row-by-row reading, where a box in the margin, between two of a
+    # paragraph's lines, came out between them.
+    texts = [
+        (57, 670, "You can open a PDF or create a blank PDF here."),
+        (57, 650, "Here are the drawings the tool has created"),
+        (57, 630, "for you to try out."),
+        (57, 560, "Goto Page 2: Line Tool"),
+        (57, 530, "Goto Page 3: Arrow Tool"),
+        (60, 752, "First Page Previous Page Next Page Last Page"),
+        (86, 601, "Please save into a new PDF to see the effect!"),
+        (520, 660, "Online Help"),
+        (520, 640, "and Support"),
+        (57, 472, "Goto Page 5: Circle Tool"),
+        (120, 706, "PDFill: PDF Drawing"),
+        (57, 443, "Goto Page 6: Basic Shapes"),
+    ]
+    lines = _lines(extract(_pdf(tmp_path, texts), pdf_engine=engine).text)
+    paragraph = lines.index("You can open a PDF or create a blank PDF here.")
+    assert lines[paragraph + 1 : paragraph + 3] == [
+        "Here are the drawings the tool has created",
+        "for you to try out.",
+    ]
+    side = lines.index("Online Help")
+    assert lines[side + 1] == "and Support"
+    assert lines[:2] == [
+        "First Page Previous Page Next Page Last Page",
+        "PDFill: PDF Drawing",
+    ]
+
+
+LETTERHEAD = [
+    (57, 760, "Example Consulting GmbH"),
+    (57, 748, "Hauptstrasse 1, 10115 Berlin"),
+]
+
+
+@pytest.mark.parametrize("columns", [1, 2])
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_letterhead_drawn_last_above_prose_reads_first(
+    tmp_path: Path, engine: str, columns: int
+) -> None:
+    # Drawn after the body, it came out after it; the columns stay whole.
+    body = _two_columns(heading_last=False)[1 : 1 + 6 * columns]
+    path = _pdf(tmp_path, body + LETTERHEAD)
+    lines = _lines(extract(path, pdf_engine=engine).text)
+    assert lines[:2] == [text for _, _, text in LETTERHEAD]
+    assert " ".join(COLUMN_ONE) in " ".join(lines)
+    if columns == 2:
+        assert " ".join(COLUMN_ONE + COLUMN_TWO) in " ".join(lines)
+
+
+STOCK = [
+    ["apples", "three crates", "sold out"],
+    ["pears", "two crates", "in stock"],
+    ["plums", "one crate", "on order"],
+    ["cherries", "five crates", "in stock"],
+]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_table_of_lowercase_cells_drawn_column_by_column_reads_row_by_row(
+    tmp_path: Path, engine: str
+) -> None:
+    # Lowercase starts were taken for prose columns, and the table left as drawn.
+    texts = [(57, 740, "stock list for the market stall")]
+    for column, x in enumerate((57, 270, 425)):
+        texts += [(x, 700 - 23 * row, STOCK[row][column]) for row in range(4)]
+    path = _pdf(tmp_path, texts)
+    assert _lines(extract(path, pdf_engine=engine).text) == [
+        "stock list for the market stall",
+        *(" ".join(row) for row in STOCK),
+    ]
+
+
+@pytest.mark.parametrize("rotate", [90, 180, 270])
+def test_the_pdfplumber_engine_reads_a_page_turned_by_rotate_as_set(
+    tmp_path: Path, rotate: int
+) -> None:
+    # pdfminer lays a turned page out turned: the table's cells came out a line
+    # each, or backwards.
+    texts = [(57, 740, "Quarterly figures"), *_table_rows()]
+    upright = extract(_pdf(tmp_path, texts), pdf_engine="pdfplumber").text
+    turned = extract(_pdf(tmp_path, texts, rotate), pdf_engine="pdfplumber").text
+    assert _lines(turned) == _lines(upright)
+    assert "Region Revenue Growth\nNorth 1,234,567 12%" in upright
