@@ -59,6 +59,11 @@ _SUFFIXES = {"tab": "\t", "space": " ", "nothing": ""}
 _MAX_STYLE_DEPTH = 64  # styles based on styles: a loop or a hostile chain ends there
 # Ruby (phonetic guide) text: the reading above its base, not the text itself.
 _RUBY_TEXT = f"{_W}rt"
+# A paragraph mark deleted (or moved away) with tracked changes on: the paragraph
+# runs on into the next one, as Word shows it once the changes are accepted.
+_MARK = f"{_W}pPr/{_RPR}"
+_MARK_REMOVED = (f"{_W}del", _MOVED_AWAY)
+_BLOCK_ENDS = (f"{_W}tbl", f"{_W}sdt", f"{_W}sectPr", _ALT_CHUNK)
 
 
 def extract_docx(
@@ -155,12 +160,16 @@ def _paragraphs(
     # boxes) for old readers, w:moveFrom is moved text at its old place. Ruby
     # text is a reading shown above its base, which is the text.
     for repeated in list(root.iter(_FALLBACK, _MOVED_AWAY, _RUBY_TEXT)):
-        repeated.getparent().remove(repeated)
+        if repeated.getparent().tag != _RPR:  # not a paragraph mark's, read below
+            repeated.getparent().remove(repeated)
     counters: dict[str, dict[int, int]] = {}  # each part numbers its own lists
+    # Paragraphs that run on from one whose mark went: the text and graphics before.
+    joined: dict[Any, tuple[str, list[Any]]] = {}
     for p in root.iter(_P, _ALT_CHUNK):
         if p.tag == _ALT_CHUNK:
             yield from _chunk_lines(part, p.get(_R_ID))
             continue
+        head, head_graphics = joined.pop(p, ("", []))
         # A text box nests whole paragraphs inside a run; those are yielded on their
         # own turn, so skip their pieces here. (Rare, hence the cheap check first.)
         nested = next(islice(p.iter(_P), 1, 2), None) is not None
@@ -169,33 +178,48 @@ def _paragraphs(
         style = p.find(f"{_W}pPr/{_W}pStyle")
         style_id = style.get(_VAL, "") if style is not None else ""
         by_style = hidden.get(style_id) if style is not None else None
-        pieces = []
-        hid_text = False
-        for el in p.iter(_T, _MATH_T, _SYM, *_RUN_PIECES):
-            if nested and _owning_paragraph(el) is not p:
-                continue
-            run = el.getparent()  # w:r, or m:r in an equation
-            if _is_hidden(run, by_style, hidden):
-                hid_text = True
-                continue
-            if el.tag == _T or el.tag == _MATH_T:
-                pieces.append(el.text or "")
-            elif el.tag == _SYM:
-                pieces.append(_symbol(el))
-            elif run.tag == _R:  # w:tab also defines tab stops in w:pPr
-                pieces.append(_RUN_PIECES[el.tag])
-        line = "".join(pieces)
-        label = numbering.label(p, style_id, counters)
-        # A list item whose text is all hidden shows no number either.
-        shown = line if hid_text and not line else label + line
-        graphics = [
+        line, hid_text = _own_text(p, nested, by_style, hidden)
+        graphics = head_graphics + [
             el
             for el in p.iter(CHART, DIAGRAM)
             if not nested or _owning_paragraph(el) is p
         ]
+        following = _next_paragraph(p) if _mark_removed(p) else None
+        if following is not None and not (line or graphics or head):
+            continue  # deleted whole: the next paragraph keeps its own number
+        # Run on: the joined paragraph keeps the first one's number.
+        label = "" if head else numbering.label(p, style_id, counters)
+        # A list item whose text is all hidden shows no number either.
+        shown = head + (line if hid_text and not line else label + line)
+        if following is not None:
+            joined[following] = (shown, graphics)
+            continue
         if shown or not graphics:  # a paragraph that only holds a graphic: its text
             yield shown
         yield from _graphic_lines(graphics, part)
+
+
+def _own_text(
+    p: Any, nested: bool, by_style: bool | None, hidden: dict[str, bool]
+) -> tuple[str, bool]:
+    """A paragraph's shown text, not its text boxes' (`nested`: it holds some), and
+    whether some of its text is hidden."""
+    pieces = []
+    hid_text = False
+    for el in p.iter(_T, _MATH_T, _SYM, *_RUN_PIECES):
+        if nested and _owning_paragraph(el) is not p:
+            continue
+        run = el.getparent()  # w:r, or m:r in an equation
+        if _is_hidden(run, by_style, hidden):
+            hid_text = True
+            continue
+        if el.tag == _T or el.tag == _MATH_T:
+            pieces.append(el.text or "")
+        elif el.tag == _SYM:
+            pieces.append(_symbol(el))
+        elif run.tag == _R:  # w:tab also defines tab stops in w:pPr
+            pieces.append(_RUN_PIECES[el.tag])
+    return "".join(pieces), hid_text
 
 
 def _graphic_lines(graphics: list[Any], part: Any) -> Iterator[str]:
@@ -296,6 +320,25 @@ def _chunk_lines(part: Any, rid: str | None) -> Iterator[str]:
     elif kind == "text/plain":
         text = decode(content) if isinstance(content, bytes) else content
         yield from text.splitlines()
+
+
+def _mark_removed(p: Any) -> bool:
+    """Whether the paragraph's mark is tracked as deleted or moved away."""
+    mark = p.find(_MARK)
+    return (
+        mark is not None and next(mark.iterchildren(*_MARK_REMOVED), None) is not None
+    )
+
+
+def _next_paragraph(p: Any) -> Any:
+    """The paragraph a paragraph runs on into when its mark goes: the next one in
+    the same body, cell or text box; None before a table or at the end."""
+    for sibling in p.itersiblings():
+        if sibling.tag == _P:
+            return sibling
+        if sibling.tag in _BLOCK_ENDS:
+            return None
+    return None
 
 
 def _owning_paragraph(el: Any) -> Any:

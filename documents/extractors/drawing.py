@@ -66,8 +66,8 @@ def chart_lines(reference: Any, part: Any) -> Iterator[str]:
     for axis in plot.iterchildren(*_AXES):
         yield from _title_lines(axis.find(f"{_C}title"))
     series = [s for kind in plot for s in kind.iterchildren(f"{_C}ser")]
-    names = _capped(_strings(s.find(f"{_C}tx")) for s in series)
-    categories = _capped(
+    names = capped(_strings(s.find(f"{_C}tx")) for s in series)
+    categories = capped(
         label
         for s in series
         for axis in s.iterchildren(f"{_C}cat", f"{_C}xVal")
@@ -140,7 +140,7 @@ def _labels(axis: Any) -> Iterator[str]:
                 yield value.text.strip()
 
 
-def _capped(labels: Iterable[str]) -> list[str]:
+def capped(labels: Iterable[str]) -> list[str]:
     """The distinct labels in order, at most MAX_LABELS, then "…" if more."""
     kept: dict[str, None] = {}
     for label in labels:

@@ -1,6 +1,8 @@
 """OpenDocument extraction from content.xml: a text's (ODT) headings and paragraphs in
 order, then its notes, headers and footers; a spreadsheet's (ODS) shown sheets, row
-by row; a presentation's (ODP) slides, each with its speaker notes.
+by row; a presentation's (ODP) slides, each with its speaker notes; the labels of
+charts and the formulas embedded in a text or on a slide, as DOCX's and PPTX's are
+read.
 
 The text is walked here, in content.xml as lxml parses it: odfdo's text of a
 paragraph carries its opinions (links as Markdown, comments with their author and
@@ -13,10 +15,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
-from itertools import chain
+from itertools import chain, islice
 from typing import Any, NamedTuple
 
-from .archive import checked_zip
+from .archive import checked_zip, declares_dtd
 from .base import (
     DTD_REASON,
     CorruptFileError,
@@ -27,6 +29,7 @@ from .base import (
     parse_xml,
     unreadable,
 )
+from .drawing import MAX_LABELS, capped
 from .marks import BULLET, letters, roman
 
 _TEXT = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
@@ -109,6 +112,23 @@ _PLACEHOLDER_CLASS = "{urn:oasis:names:tc:opendocument:xmlns:presentation:1.0}cl
 _PLACEHOLDERS = {"page-number", "date-time", "header", "footer"}
 # Comments on a slide, as LibreOffice writes them (office:annotation in ODF 1.4).
 _SLIDE_COMMENT = "{http://openoffice.org/2009/office}annotation"
+# Charts: a draw:object names a sub-document of the package ("./Object 1"), whose
+# content.xml holds a chart:chart and the table of its data.
+_OBJECT = f"{_DRAW}object"
+_HREF = "{http://www.w3.org/1999/xlink}href"
+_CHART = "{urn:oasis:names:tc:opendocument:xmlns:chart:1.0}"
+_CHART_TITLES = (f"{_CHART}title", f"{_CHART}subtitle")
+# A formula (LibreOffice Math) is a MathML sub-document: its identifiers, numbers,
+# operators and text, joined as DOCX equations are read; its StarMath source, in an
+# annotation, is not what the page shows. Invisible operators (U+2061-U+2064) go.
+_MATH = "{http://www.w3.org/1998/Math/MathML}"
+_MATH_TOKENS = tuple(f"{_MATH}{name}" for name in ("mi", "mn", "mo", "mtext", "ms"))
+_INVISIBLE = dict.fromkeys(range(0x2061, 0x2065))
+# A cell range of the chart's table: "local-table.$A$2:.$A$5" (the second table
+# name left out, or quoted as the first may be).
+_RANGE = re.compile(
+    r"\.\$?([A-Z]{1,3})\$?(\d{1,7})(?::[^.:\s]*\.\$?([A-Z]{1,3})\$?(\d{1,7}))?"
+)
 
 
 def extract_odt(
@@ -152,6 +172,15 @@ def _extract(
         content = archive.read("content.xml")
         styles = archive.read("styles.xml") if "styles.xml" in names else b""
         meta = archive.read("meta.xml") if "meta.xml" in names else b""
+        # Embedded objects' content, by folder: "Object 1/content.xml".
+        objects = {
+            name.removesuffix("/content.xml"): archive.read(name)
+            for name in names
+            if name.endswith("/content.xml") and name.count("/") == 1
+        }
+        # lxml stops an entity bomb as a syntax error, which would pass for damage.
+        if any(declares_dtd(archive, f"{name}/content.xml") for name in objects):
+            raise CorruptFileError(f"its XML cannot be parsed ({DTD_REASON})")
     body = _parse(content)
     styles_root = _parse(styles) if styles else None
     # Automatic styles are the part's own; common ones (styles.xml) serve both.
@@ -169,13 +198,16 @@ def _extract(
         extractor = "odp"
         slides = list(document.iterchildren(_PAGE))
         page_count = len(slides) or None
-        text.extend(_slides(slides, body_hidden, options.max_chars))
+        text.extend(_slides(slides, body_hidden, options.max_chars, objects))
     else:
         extractor = "odt"
         # Headers and footers after the body and notes, as DOCX's.
         lists = _Lists(common, automatic)
         text.extend(
-            chain(_blocks(body, body_hidden, lists), _headers_and_footers(styles_root))
+            chain(
+                _blocks(body, body_hidden, lists, objects),
+                _headers_and_footers(styles_root),
+            )
         )
         count = _PAGE_COUNT.search(meta)
         page_count = (int(count.group(1)) or None) if count else None
@@ -274,17 +306,24 @@ def _headers_and_footers(styles: Any) -> Iterator[str]:
 
 
 def _blocks(
-    root: Any, hidden_styles: frozenset[tuple[str, str]], lists: _Lists
+    root: Any,
+    hidden_styles: frozenset[tuple[str, str]],
+    lists: _Lists,
+    objects: dict[str, bytes],
 ) -> Iterator[str]:
     """Each heading and paragraph of the body in order, after its list number or
-    bullet, then the notes' paragraphs."""
+    bullet, an embedded chart's labels or formula after the paragraph it stands in,
+    then the notes' paragraphs."""
     notes = []
     body = root.find(f"{_OFFICE}body")
-    for block in (root if body is None else body).iter(*_BLOCKS):
+    for block in (root if body is None else body).iter(*_BLOCKS, _OBJECT):
         if not _shown(block, hidden_styles):
             continue
         owner = _aside(block)
-        if owner is None:
+        if block.tag == _OBJECT:
+            if owner is None:
+                yield from _object_lines(block, objects)
+        elif owner is None:
             yield lists.label(block) + _text(block, hidden_styles)
         elif owner.tag == _NOTE:
             notes.append(lists.label(block) + _text(block, hidden_styles))
@@ -682,11 +721,18 @@ def _cell(cell: Any, hidden_styles: frozenset[tuple[str, str]]) -> str:
 
 
 def _slides(
-    slides: list[Any], hidden_styles: frozenset[tuple[str, str]], max_chars: int
+    slides: list[Any],
+    hidden_styles: frozenset[tuple[str, str]],
+    max_chars: int,
+    objects: dict[str, bytes],
 ) -> Iterator[str]:
-    """Each slide's lines, then its speaker notes, then a blank line, as PPTX's."""
+    """Each slide's lines, its charts' labels (and formulas), then its speaker
+    notes, then a blank line, as PPTX's."""
     for slide in slides:
         yield from _shape_lines(slide, hidden_styles, max_chars)
+        for embedded in slide.iter(_OBJECT):
+            if not any(a.tag == _SPEAKER_NOTES for a in embedded.iterancestors()):
+                yield from _object_lines(embedded, objects)
         for notes in slide.iterchildren(_SPEAKER_NOTES):
             yield from _shape_lines(notes, hidden_styles, max_chars)
         yield ""
@@ -716,3 +762,102 @@ def _shape_lines(
             if line.strip():
                 yield line
         yield from _shape_lines(child, hidden_styles, max_chars)
+
+
+# --- Charts (embedded objects) ---------------------------------------------------------
+
+
+def _object_lines(embedded: Any, objects: dict[str, bytes]) -> Iterator[str]:
+    """The labels of the chart a draw:object embeds, as a DOCX or PPTX chart's: its
+    title, subtitle and axis titles a line each, then its series names and its
+    category labels, a tab-separated line each. A formula gives its line; other
+    objects give nothing."""
+    data = objects.get(embedded.get(_HREF, "").removeprefix("./").rstrip("/"))
+    root = None if data is None else _object_root(data)
+    if root is not None and root.tag == f"{_MATH}math":
+        formula = "".join(token.text or "" for token in root.iter(*_MATH_TOKENS))
+        if formula := formula.translate(_INVISIBLE).strip():
+            yield formula
+        return
+    chart = None if root is None else next(root.iter(f"{_CHART}chart"), None)
+    if chart is None:
+        return
+    plot = chart.find(f"{_CHART}plot-area")
+    axes = [] if plot is None else plot.findall(f"{_CHART}axis")
+    titles = chain(
+        chart.iterchildren(*_CHART_TITLES),
+        (title for axis in axes for title in axis.iterchildren(f"{_CHART}title")),
+    )
+    for title in titles:
+        for block in title.iter(*_BLOCKS):
+            if line := _text(block, frozenset()):
+                yield line
+    table = chart.find(f"{_TABLE}table")
+    if plot is None or table is None:
+        return
+    labels = [
+        _RANGE.search(series.get(f"{_CHART}label-cell-address", ""))
+        for series in islice(plot.iterchildren(f"{_CHART}series"), MAX_LABELS + 1)
+    ]
+    categories = [
+        found
+        for axis in axes
+        for shown in axis.iterchildren(f"{_CHART}categories")
+        for found in _RANGE.finditer(shown.get(f"{_TABLE}cell-range-address", ""))
+    ]
+    names = capped(_cells(table, [match for match in labels if match], False))
+    for line in (names, capped(_cells(table, categories, True))):
+        if line:
+            yield "\t".join(line)
+
+
+def _object_root(data: bytes) -> Any:
+    """A sub-document's root; None if damaged, which costs its own text only."""
+    from lxml import etree
+
+    try:
+        return parse_xml(data)
+    except etree.XMLSyntaxError:
+        return None
+
+
+def _cells(table: Any, ranges: list[re.Match[str]], text_only: bool) -> list[str]:
+    """The text of the chart table's cells in `ranges`, range by range, each column
+    by column; `text_only`: numbers and dates left out, as DOCX and PPTX charts'
+    category axes are read."""
+    bounds = []
+    for match in ranges:
+        column, row, last_column, last_row = match.groups()
+        first = (_column(column), _count(row) - 1)
+        last = (_column(last_column or column), _count(last_row or row) - 1)
+        bounds.append((*map(min, first, last), *map(max, first, last)))
+    found = []
+    row_at = 0
+    for row in _table_rows(table):
+        rows = _count(row.get(_ROWS_REPEATED))
+        column_at = 0
+        for cell in row.iterchildren(_CELL, _COVERED_CELL):
+            columns = _count(cell.get(_COLUMNS_REPEATED))
+            kind = cell.get(f"{_OFFICE}value-type")
+            if cell.tag == _CELL and not (text_only and kind not in (None, "string")):
+                for n, (c1, r1, c2, r2) in enumerate(bounds):
+                    # A repeated row or cell counts once: the labels are distinct.
+                    if (
+                        c1 < column_at + columns
+                        and column_at <= c2
+                        and r1 < row_at + rows
+                        and row_at <= r2
+                    ):
+                        where = (max(column_at, c1), max(row_at, r1))
+                        found.append(((n, *where), cell))
+            column_at += columns
+        row_at += rows
+    return [_cell(cell, frozenset()) for _, cell in sorted(found, key=lambda f: f[0])]
+
+
+def _column(letters: str) -> int:
+    """A column's index from its letters: A is 0, AA is 26."""
+    number = 0
+    for letter in letters:
+        number = number * 26 + ord(letter) - ord("A") + 1
+    return number - 1

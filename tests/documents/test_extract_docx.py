@@ -376,3 +376,50 @@ def test_an_entity_bomb_in_a_chart_part_is_refused(tmp_path: Path) -> None:
     with pytest.raises(CorruptFileError) as info:
         extract(write(tmp_path, "laughs.docx", content))
     assert "DOCTYPE" in str(info.value)
+
+
+# --- 8. tracked changes: paragraph marks ----------------------------------------------
+
+
+def mark_change(paragraph, kind: str) -> None:
+    """Track the paragraph's mark as deleted ("del"), inserted ("ins") or moved away
+    ("moveFrom"), as Word does in w:pPr/w:rPr."""
+    paragraph._p.get_or_add_pPr().append(
+        parse_xml(f'<w:rPr {nsdecls("w")}><w:{kind} w:id="9" w:author="a"/></w:rPr>')
+    )
+
+
+def test_a_deleted_paragraph_mark_joins_the_paragraph_to_the_next(
+    tmp_path: Path,
+) -> None:
+    # Word shows the accepted state: a deleted mark runs the text on into the next
+    # paragraph (which keeps the first's number); an inserted one splits them.
+    def build(document: docx.document.Document) -> None:
+        mark_change(document.add_paragraph("First half, "), "del")
+        document.add_paragraph("second half.")
+        mark_change(document.add_paragraph("Inserted split"), "ins")
+        document.add_paragraph("stays.")
+        mark_change(document.add_paragraph("Item one, ", "List Number"), "del")
+        mark_change(document.add_paragraph("run on, ", "List Number"), "del")
+        document.add_paragraph("and on.", "List Number")
+        document.add_paragraph("Item two", "List Number")
+        deleted = document.add_paragraph()  # a whole paragraph deleted
+        deleted._p.append(
+            parse_xml(
+                f'<w:del {nsdecls("w")} w:id="8" w:author="a"><w:r>'
+                "<w:delText>Gone</w:delText></w:r></w:del>"
+            )
+        )
+        mark_change(deleted, "del")
+        mark_change(document.add_paragraph(), "moveFrom")  # moved away, empty
+        document.add_paragraph("After")
+        cell = document.add_table(rows=1, cols=1).cell(0, 0)
+        mark_change(cell.paragraphs[0], "del")
+        cell.paragraphs[0].add_run("In a cell, ")
+        cell.add_paragraph("joined.")
+
+    text = extract(write(tmp_path, "tracked.docx", made_docx(build))).text
+    assert text == (
+        "First half, second half.\nInserted split\nstays.\n"
+        "1.\tItem one, run on, and on.\n2.\tItem two\nAfter\nIn a cell, joined."
+    )

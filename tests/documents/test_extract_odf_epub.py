@@ -332,6 +332,119 @@ def test_odp_layout_placeholders_and_empty_page_numbers_are_not_read(
     assert extract(path).text == "Harbour plans\nSlide 3\nSlide\nSpeaker notes"
 
 
+# --- Charts (ODP, ODT) ----------------------------------------------------------------
+
+_CHART_NS = (
+    'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+    'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '
+    'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" '
+    'xmlns:chart="urn:oasis:names:tc:opendocument:xmlns:chart:1.0"'
+)
+
+
+def text_cell(text: str) -> str:
+    return f'<table:table-cell office:value-type="string"><text:p>{text}</text:p></table:table-cell>'
+
+
+def number_cell(value: str) -> str:
+    return (
+        f'<table:table-cell office:value-type="float" office:value="{value}">'
+        f"<text:p>{value}</text:p></table:table-cell>"
+    )
+
+
+# As LibreOffice saves a bar chart: titles, then the series and categories by
+# address into the chart's own table, whose first row names the series. The
+# numbers, and a third column no series uses, are not read.
+CHART = f"""<?xml version="1.0" encoding="UTF-8"?><office:document-content {_CHART_NS}>
+<office:body><office:chart><chart:chart chart:class="chart:bar">
+<chart:title><text:p>Sales by region</text:p></chart:title>
+<chart:subtitle><text:p>2024</text:p></chart:subtitle><chart:legend/>
+<chart:plot-area table:cell-range-address="local-table.$A$1:.$C$4">
+<chart:axis chart:dimension="x" chart:name="primary-x">
+<chart:title><text:p>Region</text:p></chart:title>
+<chart:categories table:cell-range-address="local-table.$A$2:.$A$4"/></chart:axis>
+<chart:axis chart:dimension="y" chart:name="primary-y">
+<chart:title><text:p>Millions</text:p></chart:title></chart:axis>
+<chart:series chart:values-cell-range-address="local-table.$B$2:.$B$4"
+ chart:label-cell-address="local-table.$B$1" chart:class="chart:bar"/>
+<chart:series chart:values-cell-range-address="local-table.$C$2:.$C$4"
+ chart:label-cell-address="local-table.$C$1" chart:class="chart:bar"/>
+</chart:plot-area><table:table table:name="local-table">
+<table:table-header-rows><table:table-row><table:table-cell/>
+{text_cell("Revenue")}{text_cell("Costs")}{text_cell("Unused")}</table:table-row>
+</table:table-header-rows><table:table-rows>
+<table:table-row>{text_cell("East")}{number_cell("1")}{number_cell("2")}</table:table-row>
+<table:table-row>{text_cell("West")}{number_cell("3")}{number_cell("4")}</table:table-row>
+<table:table-row>{number_cell("2025")}{number_cell("5")}{number_cell("6")}</table:table-row>
+</table:table-rows></table:table></chart:chart></office:chart></office:body>
+</office:document-content>"""
+CHART_LINES = "Sales by region\n2024\nRegion\nMillions\nRevenue\tCosts\nEast\tWest"
+CHART_FRAME = (
+    '<draw:frame><draw:object xlink:href="./Object 1" '
+    'xmlns:xlink="http://www.w3.org/1999/xlink"/></draw:frame>'
+)
+
+
+def with_chart(package: bytes, chart: str = CHART) -> bytes:
+    """The package with `chart` as its embedded object "Object 1"."""
+    out = io.BytesIO(package)
+    with zipfile.ZipFile(out, "a") as archive:
+        archive.writestr("Object 1/content.xml", chart)
+    return out.getvalue()
+
+
+def test_an_odp_chart_s_labels_follow_the_slide_text_as_pptx_ones(
+    tmp_path: Path,
+) -> None:
+    # The chart's words are in its own sub-document, which was not read.
+    slide = (
+        '<draw:page draw:name="page1">'
+        + frame("<text:p>Sales</text:p>", "title")
+        + CHART_FRAME
+        + frame("<text:p>Source: ERP</text:p>")
+        + "<presentation:notes>"
+        + frame("<text:p>West is new</text:p>", "notes")
+        + "</presentation:notes></draw:page>"
+    )
+    package = with_chart(odf_package("presentation", slide))
+    text = extract(write(tmp_path, "deck.odp", package)).text
+    assert text == f"Sales\nSource: ERP\n{CHART_LINES}\nWest is new"
+
+
+def test_an_odt_chart_s_labels_follow_its_paragraph_as_docx_ones(
+    tmp_path: Path,
+) -> None:
+    body = (
+        "<text:p>Figures</text:p>"
+        f"<text:p>Figure 1{CHART_FRAME}</text:p>"
+        "<text:p>Comments</text:p>"
+    )
+    package = with_chart(odf_package("text", body))
+    text = extract(write(tmp_path, "report.odt", package)).text
+    assert text == f"Figures\nFigure 1\n{CHART_LINES}\nComments"
+
+
+@pytest.mark.parametrize(
+    "chart",
+    ["<office:document-content", CHART.replace("chart:chart", "chart:none")],
+    ids=["damaged", "not-a-chart"],
+)
+def test_a_damaged_odf_chart_costs_its_own_labels(tmp_path: Path, chart) -> None:
+    slide = '<draw:page draw:name="p">' + frame("<text:p>Sales</text:p>") + CHART_FRAME
+    package = with_chart(odf_package("presentation", slide + "</draw:page>"), chart)
+    assert extract(write(tmp_path, "deck.odp", package)).text == "Sales"
+
+
+def test_an_entity_bomb_in_an_odf_chart_is_refused(tmp_path: Path) -> None:
+    slide = f'<draw:page draw:name="p">{CHART_FRAME}</draw:page>'
+    chart = with_doctype(CHART.encode()).decode()
+    package = with_chart(odf_package("presentation", slide), chart)
+    with pytest.raises(CorruptFileError) as info:
+        extract(write(tmp_path, "bomb.odp", package))
+    assert "DOCTYPE" in str(info.value)
+
+
 # --- Templates, detection, uploads -----------------------------------------------------
 
 
