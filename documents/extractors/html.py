@@ -17,10 +17,11 @@ from .base import (
 from .text import codec_for_label, decode
 
 # Never shown, or shown beside the text it glosses (ruby's readings, <rt>: "漢kan字ji"
-# would hide 漢字 from search).
+# would hide 漢字 from search). Inline SVG shows its <text> (a chart's labels), not
+# its tooltip (<title>), description or the definitions it only draws by reference.
 _INVISIBLE = (
-    "script", "style", "noscript", "template", "svg", "head", "datalist", "iframe",
-    "noembed", "noframes", "rp", "rt",
+    "script", "style", "noscript", "template", "head", "datalist", "iframe",
+    "noembed", "noframes", "rp", "rt", "title", "desc", "metadata", "defs", "symbol",
 )  # fmt: skip
 # Hidden as browsers hide it without a style sheet: the hidden attribute (but for
 # "until-found", which find-in-page shows), a closed <dialog>, an inline style.
@@ -37,7 +38,7 @@ _BLOCKS = {
     "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header",
     "hgroup", "hr", "legend", "li", "main", "menu", "nav", "ol", "optgroup",
     "option", "p", "pre", "section", "summary", "table", "textarea", "tr", "ul",
-    "listing", "xmp", "plaintext",
+    "listing", "xmp", "plaintext", "text",
 }  # fmt: skip
 # Shown as written, spaces and line breaks kept (<xmp> and <plaintext> even show
 # their markup as text), and so is text styled white-space: pre (or pre-wrap,
@@ -114,8 +115,11 @@ def html_lines(markup: bytes | str) -> tuple[list[str], str]:
             "text from there on was not read."
         )
     lines = []
-    title = root.findtext(".//title")
-    if title and title.strip():
+    # The page's title: the first <title> that is not an SVG picture's tooltip.
+    title = next(
+        (t.text_content() for t in root.xpath("//title[not(ancestor::svg)]")), ""
+    )
+    if title.strip():
         lines.append(_SPACES.sub(" ", title).strip())
     hidden = root.xpath(
         _HIDDEN, namespaces={"re": "http://exslt.org/regular-expressions"}

@@ -28,6 +28,7 @@ from .base import (
     TextBuilder,
     join_notes,
 )
+from .marks import SYMBOL_FONT
 
 _CUT = "the RTF is incomplete (its end is missing); the upload may have been cut short"
 
@@ -50,7 +51,8 @@ _MARGINS = frozenset(
 _SHAPES = frozenset({"shp", "shpgrp", "shpinst"})
 # Destinations read in their own way; striprtf skips them all but \listtext.
 # (\nesttableprops holds no text, but a nested table's row ends in it.)
-_READ = _NOTES | _MARGINS | _SHAPES | {"shptxt", "upr", "ud", "listtext"}
+# \pntext is the list label of older writers (WordPad, Word 95, PowerPoint).
+_READ = _NOTES | _MARGINS | _SHAPES | {"shptxt", "upr", "ud", "listtext", "pntext"}
 _READ |= {"nesttableprops"}
 _SKIPPED = destinations - _READ
 # A paragraph mark still ends its paragraph when hidden: joining the two paragraphs
@@ -83,6 +85,11 @@ _CHARS = {
 # The document's character set, before any \ansicpg.
 _CHARSETS = {"ansi": "cp1252", "mac": "mac_roman", "pc": "cp437", "pca": "cp850"}
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# The Symbol font draws its own characters at its codes: Word's list bullet is its
+# 0xB7, which any code page reads as "·" (other symbol fonts, Wingdings, differ).
+_SYMBOL = "symbol"
+_SYMBOL_NAME = re.compile(r"\bsymbol\b", re.IGNORECASE)
+_SYMBOL_TABLE = str.maketrans({chr(code): char for code, char in SYMBOL_FONT.items()})
 
 
 def extract_rtf(
@@ -202,8 +209,13 @@ class _Reader:
         self.starred = False
         if self.skip:
             chars, self.skip = chars[self.skip :], max(self.skip - len(chars), 0)
-        if self.group.out is not None and not self.group.hidden:
-            self.group.out.append(chars)
+        group = self.group
+        if group.out is not None and not group.hidden:
+            if self.fonts.get(group.font) == _SYMBOL:
+                chars = chars.translate(_SYMBOL_TABLE)
+            group.out.append(chars)
+        elif group.font_table and _SYMBOL_NAME.search(chars):  # a font's name
+            self.fonts[self.font_defined] = _SYMBOL
 
     def _byte(self, value: int) -> None:
         self.starred = False
@@ -217,7 +229,11 @@ class _Reader:
         """Add the \\'hh bytes read so far, in their font's code page."""
         if self.pending and self.group.out is not None:
             # The bytes' group has not changed since they were read.
-            self.group.out.append(self.pending.decode(self.pending_encoding, "replace"))
+            if self.pending_encoding == _SYMBOL:
+                text = self.pending.decode("latin-1").translate(_SYMBOL_TABLE)
+            else:
+                text = self.pending.decode(self.pending_encoding, "replace")
+            self.group.out.append(text)
         self.pending.clear()
 
     def _word(self, word: str, arg: str | None) -> None:
@@ -275,7 +291,7 @@ class _Reader:
             group.out, group.outer = group.outer, None
         elif word == "nesttableprops":  # read for its \nestrow
             pass
-        else:  # listtext: the number or bullet a list item shows
+        else:  # listtext, pntext: the number or bullet a list item shows
             label: list[str] = []
             group.on_close = partial(_add_label, label, group.out)
             group.out = label
@@ -301,7 +317,9 @@ class _Reader:
     def _format(self, word: str, arg: str | None) -> None:
         """A word that changes how the text after it is read."""
         group = self.group
-        if word == "v":
+        # Hidden text, and text deleted with tracked changes on (DOCX and ODT leave
+        # it out too); one flag for both, as they rarely overlap.
+        if word in ("v", "deleted"):
             group.hidden = arg != "0"
         elif word == "plain":
             group.hidden, group.font = False, self.default_font

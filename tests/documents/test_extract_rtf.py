@@ -232,3 +232,38 @@ def test_list_labels_lose_their_layout_space_and_empty_labels(
         rb"{\listtext\pard\plain \tab 2.\tab}Two\par}"
     )
     assert read_rtf(tmp_path, rtf) == "Heading\n\u2022\tItem\n1.\tOne\n2.\tTwo"
+
+
+def test_text_deleted_with_tracked_changes_is_left_out(tmp_path: Path) -> None:
+    # Word writes a tracked deletion as \deleted text; DOCX and ODT leave it out.
+    rtf = (
+        rb"{\rtf1\ansi Kept {\deleted\revauthdel1 Deleted text }"
+        rb"{\revised\revauth1 Inserted }word.\par}"
+    )
+    assert read_rtf(tmp_path, rtf) == "Kept Inserted word."
+
+
+def test_older_writers_list_labels_are_read(tmp_path: Path) -> None:
+    # WordPad, Word 95 and PowerPoint write the label in \pntext, not \listtext.
+    rtf = (
+        rb"{\rtf1\ansi{\fonttbl{\f0 Arial;}{\f1\fcharset0 Arial;}}"
+        rb"{\pntext\f1 1.\tab}{\*\pn\pnlvlbody\pndec{\pntxta .}}One\par"
+        rb"{\pntext\f1 2.\tab}{\*\pn\pnlvlbody\pndec{\pntxta .}}Two\par}"
+    )
+    assert read_rtf(tmp_path, rtf) == "1.\tOne\n2.\tTwo"
+
+
+def test_symbol_font_characters_are_read_as_the_font_draws_them(
+    tmp_path: Path,
+) -> None:
+    # Word's bullet is the Symbol font's 0xB7, which cp1252 reads as "·"; letters
+    # typed in Symbol are Greek. Wingdings, another symbol-charset font, differs.
+    rtf = (
+        rb"{\rtf1\ansi\deff0{\fonttbl{\f0\fswiss Arial;}"
+        rb"{\f3\froman\fcharset2\fprq2{\*\panose 05050102010706020507}Symbol;}"
+        rb"{\f4\fnil\fcharset2 Wingdings;}}"
+        rb"{\listtext\pard\plain\f3\fs20 \'b7\tab}Item\par"
+        rb"{\pntext\f3\'B7\tab}Old item\par"
+        rb"{\f3 p}r {\f3\'b3} 3 and {\f4 J}\par}"
+    )
+    assert read_rtf(tmp_path, rtf) == "\u2022\tItem\n\u2022\tOld item\nπr ≥ 3 and J"
