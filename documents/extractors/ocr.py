@@ -49,6 +49,21 @@ _MAX_SKEW = 5
 _SKEW_SIDE = 1000
 _MIN_SKEW = 0.5
 _CLEARER = 1.1
+# White print on a dark band (a banner, a table's header row, a dark-mode screenshot):
+# Tesseract dropped such a band as a picture, or read it as scraps. A page with one
+# is read again with its bands turned dark print on light, and the reading with more
+# confident words kept (heavy headline print can pass for a band). A band is where
+# the page, averaged over ~50 pixels, is darker than _DARK (grey levels).
+_BAND_CELL = 4  # the page looked at 1/4 size,
+_BAND_RADIUS = 6  # averaged 6 cells either way
+_DARK = 100
+_LIGHT, _LIGHT_SHARE = 160, 0.01  # a band holds print: 1 % of it lighter than this
+# Print whose lines are under _SMALL_LINE pixels high (a screenshot's 9-point text, a
+# fax's fine print) reads with wrong letters and digits: it is read again enlarged
+# to lines of about _GOOD_LINE pixels, at most _MAX_ENLARGED pixels in all.
+_SMALL_LINE = 16
+_GOOD_LINE = 32
+_MAX_ENLARGED = 40_000_000
 logger = logging.getLogger(__name__)
 
 
@@ -131,6 +146,7 @@ class OcrPage:
     text: str
     confidences: list[int] = field(default_factory=list)  # per word, 0..100
     rotated: int = 0  # degrees the image was turned before reading
+    line_height: int = 0  # the median height of its lines of text, in pixels
 
     @property
     def confident_words(self) -> int:
@@ -185,6 +201,11 @@ class Reader:
         try:
             image = _straightened(_full_range(grey(image)))
             page = self._recognise(image)
+            lightened = _bands_lightened(image)
+            if lightened is not image:  # only pages with dark bands pay for this
+                second = self._recognise(lightened)
+                if second.confident_words > page.confident_words:
+                    page, image = second, lightened
             # Most pages are upright: only a page that read badly pays for the
             # orientation check, and only a better second reading replaces the first.
             if self.osd is not None and page.doubtful:
@@ -193,7 +214,13 @@ class Reader:
                     turned = self._recognise(image.rotate(angle, expand=True))
                     if turned.confident_words > page.confident_words:
                         turned.rotated = angle
-                        page = turned
+                        page, image = turned, image.rotate(angle, expand=True)
+            scale = _enlargement(page.line_height, image.size)
+            if scale > 1:  # only pages of small print pay for a second reading
+                larger = self._recognise(_enlarged(image, scale))
+                if larger.confident_words >= page.confident_words:
+                    larger.rotated = page.rotated
+                    page = larger
             return page
         finally:
             self.seconds += time.monotonic() - started
@@ -209,12 +236,23 @@ class Reader:
         )
 
     def _recognise(self, image: Image.Image) -> OcrPage:
+        import tesserocr
+
         self.api.SetImage(image)
         text = self.api.GetUTF8Text()
         confidences = [c for c in self.api.AllWordConfidences() if c >= 0]
+        lines = tesserocr.RIL.TEXTLINE
+        heights = sorted(
+            box[3] - box[1]
+            for line in tesserocr.iterate_level(self.api.GetIterator(), lines)
+            if (box := line.BoundingBox(lines))
+        )
         self.api.Clear()
         text = _BLANK_LINES.sub("\n\n", text).strip()
-        return OcrPage(text, confidences if text else [])
+        if not text:
+            return OcrPage("")
+        middle = heights[len(heights) // 2] if heights else 0
+        return OcrPage(text, confidences, line_height=middle)
 
     def _orientation(self, image: Image.Image) -> int:
         self.osd.SetImage(image)
@@ -301,6 +339,40 @@ def _skew(image: Image.Image) -> float:
     return angle
 
 
+def _bands_lightened(image: Image.Image) -> Image.Image:
+    """The grey page with its dark bands (white print on black or colour) turned
+    light with dark print; the page itself when it has none (a few ms to tell)."""
+    from PIL import Image, ImageFilter, ImageOps, ImageStat
+
+    small = image.reduce(_BAND_CELL).filter(ImageFilter.BoxBlur(_BAND_RADIUS))
+    bands = small.point(lambda v: 255 if v < _DARK else 0)
+    if not bands.getbbox():
+        return image
+    # A shadow on a photographed page is dark too, but holds no light print.
+    light = image.point(lambda v: 255 if v > _LIGHT else 0).reduce(_BAND_CELL)
+    if ImageStat.Stat(light, mask=bands).mean[0] < _LIGHT_SHARE * 255:
+        return image
+    bands = bands.resize(image.size, Image.Resampling.NEAREST)
+    return Image.composite(ImageOps.invert(image), image, bands)
+
+
+def _enlargement(line_height: int, size: tuple[int, int]) -> float:
+    """How much to enlarge a page read with lines ``line_height`` pixels high: 1 for
+    print large enough (or none), and never past _MAX_ENLARGED or _MAX_SIDE."""
+    if not 0 < line_height < _SMALL_LINE:
+        return 1.0
+    width, height = size
+    room = min((_MAX_ENLARGED / (width * height)) ** 0.5, _MAX_SIDE / max(size))
+    return max(1.0, min(_GOOD_LINE / line_height, room))
+
+
+def _enlarged(image: Image.Image, scale: float) -> Image.Image:
+    from PIL import Image
+
+    size = (round(image.width * scale), round(image.height * scale))
+    return image.resize(size, Image.Resampling.LANCZOS)
+
+
 def _full_range(image: Image.Image) -> Image.Image:
     """The grey image stretched from its darkest pixel to black and its lightest to
     white: faint print (pencil, a pale photocopy) is lighter than Sauvola's local
@@ -319,9 +391,23 @@ def grey(image: Image.Image) -> Image.Image:
     if image.mode in ("P", "PA"):
         image = image.convert("RGBA")
     if image.mode in ("RGBA", "LA", "RGBa", "La"):
-        paper = Image.new("RGBA", image.size, "white")
-        paper.alpha_composite(image.convert("RGBA"))
+        image = image.convert("RGBA")
+        paper = Image.new("RGBA", image.size, _paper(image))
+        paper.alpha_composite(image)
         image = paper
     elif image.mode.startswith("I"):  # 16/32-bit grey: scale into 8 bits
         image = image.point(lambda v: v / 256).convert("L")
     return image.convert("L")
+
+
+def _paper(image: Image.Image) -> str:
+    """The colour to show a transparent image on: white, unless what it draws is
+    light (white print on a clear background, a logo made for dark pages), which
+    would vanish on white."""
+    from PIL import ImageStat
+
+    alpha = image.getchannel("A")
+    if alpha.getextrema()[0] == 255:  # opaque: the paper never shows
+        return "white"
+    drawn = ImageStat.Stat(image.convert("L"), mask=alpha.point(lambda v: v > 127))
+    return "black" if drawn.count[0] and drawn.mean[0] > 127 else "white"
