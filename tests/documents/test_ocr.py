@@ -433,3 +433,17 @@ def test_grey_flattens_transparency_onto_white():
 
     clear = Image.new("RGBA", (4, 4), (0, 0, 0, 0))
     assert grey(clear).getpixel((0, 0)) == 255
+
+
+@pytest.mark.parametrize("mode", ["RGB", "RGBA", "P"])
+def test_a_photo_is_greyed_then_turned_as_its_exif_says(mode):
+    # Greyed first, to spare turning a colour copy; a picture with transparency is
+    # drawn anew in grey, and its EXIF turn (Orientation 6: 90°) was lost with it.
+    from documents.extractors.image import upright_grey
+
+    exif = Image.Exif()
+    exif[274] = 6
+    stored = io.BytesIO()
+    Image.new(mode, (30, 10)).save(stored, "PNG", exif=exif)
+    page = upright_grey(Image.open(stored))
+    assert (page.mode, page.size) == ("L", (10, 30))
