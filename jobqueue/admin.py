@@ -42,6 +42,7 @@ from jobqueue.models import (
     QueueItem,
     Status,
     WorkerHeartbeat,
+    is_operator,
 )
 from jobqueue.retry import PERMANENT_ERROR_TYPES, is_retryable
 from jobqueue.services import QueueManager
@@ -100,6 +101,23 @@ class TaskNameFilter(admin.SimpleListFilter):
         return None
 
 
+class WorkerFilter(admin.SimpleListFilter):
+    """Jobs a worker holds or last ran; offered for the workers not stopped."""
+
+    title = "worker"
+    parameter_name = "worker"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        workers = WorkerHeartbeat.objects.exclude(status=WorkerHeartbeat.State.STOPPED)
+        names = workers.order_by("worker_id").values_list("worker_id", flat=True)
+        return [(name, name) for name in names]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet | None:
+        if self.value():
+            return queryset.filter(claimed_by=self.value())
+        return None
+
+
 @admin.register(QueueItem)
 class QueueItemAdmin(admin.ModelAdmin):
     """Queue items: read-only records, changed only through the queue's actions."""
@@ -123,10 +141,18 @@ class QueueItemAdmin(admin.ModelAdmin):
         "queue_name",
         "error_type",
         RetryDueFilter,
+        WorkerFilter,
     )
     date_hierarchy = "created_at"
-    search_fields = ("document__original_filename", "payload__task", "error_message")
-    search_help_text = "Search by document name, task name or error message."
+    search_fields = (
+        "document__original_filename",
+        "payload__task",
+        "error_message",
+        "claimed_by",
+    )
+    search_help_text = (
+        "Search by job id (#123), document name, task name, error message or worker."
+    )
     list_select_related = ("document",)
     ordering = ("-created_at", "-id")
     list_per_page = 50
@@ -185,6 +211,17 @@ class QueueItemAdmin(admin.ModelAdmin):
         queryset = super().get_queryset(request).select_related("document")
         return queryset.defer("document__text", "document__search_grams")
 
+    def get_search_results(
+        self, request: HttpRequest, queryset: QuerySet, search_term: str
+    ) -> tuple[QuerySet, bool]:
+        results, duplicates = super().get_search_results(request, queryset, search_term)
+        # A job's number, as the list shows it; past 18 digits it is no id (and
+        # would overflow the database's integer).
+        term = search_term.strip().removeprefix("#")
+        if term.isascii() and term.isdigit() and len(term) <= 18:
+            results |= queryset.filter(pk=int(term))
+        return results, duplicates
+
     # --- Columns ---------------------------------------------------------------
 
     @admin.display(description="Document", ordering="document__original_filename")
@@ -240,7 +277,8 @@ class QueueItemAdmin(admin.ModelAdmin):
         progress = obj.progress
         if progress is None:
             return "-"
-        return f"{progress[0]} of {progress[1]} pages (at {obj.progress_at:%H:%M:%S})"
+        at = timezone.localtime(obj.progress_at)
+        return f"{progress[0]} of {progress[1]} pages (at {at:%H:%M:%S})"
 
     def attempt_history(self, obj: QueueItem) -> SafeString | str:
         # Numbered by position: an operator's retry restarts the job's own count, so
@@ -425,10 +463,14 @@ class QueueItemAdmin(admin.ModelAdmin):
             )
             self.message_user(request, counted(skip, kept), messages.WARNING)
         queue = QueueManager()
+        # One transaction per job: the rest of a "select all" is skipped unread.
+        processing = set(
+            queryset.filter(status=Status.PROCESSING).values_list("pk", flat=True)
+        )
         self._apply(
             request,
             queryset.exclude(pk__in=held.values("pk")),
-            lambda ids: [pk for pk in ids if queue.release(pk)],
+            lambda ids: [pk for pk in ids if pk in processing and queue.release(pk)],
             ("Released %(count)d job to pending", "Released %(count)d jobs to pending"),
             (
                 "skipped %(count)d that was not processing",
@@ -599,8 +641,11 @@ class QueueItemAdmin(admin.ModelAdmin):
     ) -> HttpResponse:
         item = self.get_object(request, object_id)
         extra: dict[str, Any] = {}
+        if item is not None and item.status in WAITING_STATUSES:
+            extra["queue_paused"] = QueueControl.is_paused()
+            extra["can_resume"] = is_operator(request.user)
         if item is not None and self.has_change_permission(request):
-            extra = {
+            extra |= {
                 "can_retry": item.status == Status.FAILED,
                 "can_cancel": item.status in WAITING_STATUSES,
                 "can_stop": item.status == Status.PROCESSING
@@ -623,6 +668,7 @@ class QueueItemAdmin(admin.ModelAdmin):
             # The queue's eleven columns need the room the app sidebar takes.
             "is_nav_sidebar_enabled": False,
             "queue_paused": QueueControl.is_paused(),
+            "can_resume": is_operator(request.user),
             "can_clear": can_clear(self, request),
             **(extra_context or {}),
         }

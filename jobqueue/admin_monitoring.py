@@ -6,14 +6,20 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from django.utils.safestring import SafeString
 from django.utils.translation import ngettext
 
 from jobqueue import dashboard
 from jobqueue.dashboard import badge, document_link, job_link, short_duration
-from jobqueue.models import LIVENESS, ExtractionMetric, WorkerHeartbeat, is_operator
+from jobqueue.models import (
+    LIVENESS,
+    ExtractionMetric,
+    QueueControl,
+    WorkerHeartbeat,
+    is_operator,
+)
 from jobqueue.services import QueueManager
 
 
@@ -80,6 +86,16 @@ class WorkerHeartbeatAdmin(OperatorsMayView, admin.ModelAdmin):
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         return super().get_queryset(request).with_liveness()
+
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        extra = {
+            "queue_paused": QueueControl.is_paused(),
+            "can_resume": is_operator(request.user),
+            **(extra_context or {}),
+        }
+        return super().changelist_view(request, extra_context=extra)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
