@@ -69,6 +69,7 @@ class QueueBackend(BaseTaskBackend):
 
     def enqueue(self, task: Task, args: Any, kwargs: Any) -> TaskResult:
         self.validate_task(task)
+        _check_importable(task)
         run_after = task.run_after.isoformat() if task.run_after else None
         item = QueueManager(Operation.TASK).enqueue_job(
             Operation.TASK,
@@ -101,13 +102,40 @@ class QueueBackend(BaseTaskBackend):
         return task_result(item)
 
 
+def _check_importable(task: Task) -> None:
+    """Workers find a task by its function's path (``module_path``). Refuse one that
+    path does not lead back to (a task kept under another name, defined in a class
+    body, or in ``__main__``: a script's or a shell's, which is not the worker's)
+    before it is queued: it could only fail. (Not in ``validate_task``: ``@task``
+    runs it while the module is still being imported.)"""
+    try:
+        found = import_string(task.module_path)
+    except ImportError:
+        found = None
+    if (
+        task.func.__module__ == "__main__"
+        or not isinstance(found, Task)
+        or found.module_path != task.module_path
+    ):
+        raise InvalidTaskError(
+            f"Task {task.module_path!r} cannot be imported by that path, as workers "
+            "find it: define it at module level under its function's name."
+        )
+
+
+def _sender(result: TaskResult) -> type[BaseTaskBackend]:
+    """The signals' sender: the backend's own class, as django-tasks sends it (a
+    project's subclass of ``QueueBackend`` included)."""
+    return type(result.task.get_backend())
+
+
 def _json(value: Any) -> Any:
     """``normalize_json``, refusing also the floats JSON has no text for (NaN,
     Infinity): neither database stores them, so a ValueError here (at enqueue, or
-    failing the attempt that returned one) rather than the database's refusal."""
-    value = normalize_json(value)
-    json.dumps(value, allow_nan=False)
-    return value
+    failing the attempt that returned one) rather than the database's refusal.
+    Read back as the database gives it (``{1: x}`` is ``{"1": x}``): the result in
+    hand says what the task is called with, and returned, as ``get_result`` will."""
+    return json.loads(json.dumps(normalize_json(value), allow_nan=False))
 
 
 def _argument(value: Any) -> Any:
@@ -179,7 +207,7 @@ def task_result(item: QueueItem) -> TaskResult:
 def _run(item: QueueItem) -> Any:
     """One attempt of a task, in the worker thread (tasks use Django)."""
     result = task_result(item)
-    task_started.send(QueueBackend, task_result=result)
+    task_started.send(_sender(result), task_result=result)
     args, kwargs = result.args, result.kwargs
     if result.task.takes_context:
         args = [TaskContext(task_result=result), *args]
@@ -207,7 +235,7 @@ def _failed(item: QueueItem, outcome: Any) -> None:
             "exception_class_path": get_module_path(JobFailed),
             "traceback": outcome.error_message,
         }
-    item.payload = {**item.payload, "errors": [*item.payload["errors"], error]}
+    item.payload = {**item.payload, "errors": [*item.payload.get("errors", []), error]}
     QueueItem.objects.filter(pk=item.pk).update(payload=item.payload)
     _finished_on_commit(item.pk)
 
@@ -218,7 +246,7 @@ def _succeeded(item: QueueItem, value: Any) -> None:
     item.status, item.finished_at, item.result = Status.COMPLETED, db_now(), value
     result = task_result(item)
     transaction.on_commit(
-        lambda: task_finished.send(QueueBackend, task_result=result), robust=True
+        lambda: task_finished.send(_sender(result), task_result=result), robust=True
     )
 
 
@@ -229,7 +257,8 @@ def _finished_on_commit(item_id: int) -> None:
     def send() -> None:
         item = QueueItem.objects.filter(pk=item_id).first()
         if item is not None and item.status in (Status.FAILED, Status.CANCELLED):
-            task_finished.send(QueueBackend, task_result=task_result(item))
+            result = task_result(item)
+            task_finished.send(_sender(result), task_result=result)
 
     # Robust: a receiver's error, or a task path that no longer imports, is logged;
     # it never reaches the worker, whose transaction has committed.
