@@ -7,11 +7,19 @@ the shape of documents/api_errors.py; the schema at /api/schema/ comes from here
 from __future__ import annotations
 
 from django.db.models import prefetch_related_objects
+from django.http import Http404
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers, status
-from rest_framework.exceptions import APIException, NotFound, PermissionDenied
+from rest_framework.exceptions import (
+    APIException,
+    NotAcceptable,
+    NotFound,
+    PermissionDenied,
+    UnsupportedMediaType,
+)
 from rest_framework.exceptions import ValidationError as APIValidationError
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.request import Request
@@ -27,7 +35,7 @@ from documents.access import (
     can_set_priority,
     check_active_jobs,
 )
-from documents.extractors.formats import READABLE, by_mime_type
+from documents.extractors.formats import READABLE, by_extension, by_mime_type
 from documents.forms import DocumentDetailsForm
 from documents.models import Document
 from documents.search import (
@@ -56,6 +64,11 @@ from jobqueue.models import Status
 
 # When a caller over USER_MAX_ACTIVE_JOBS may try again: by then some will have run.
 ACTIVE_JOBS_RETRY_SECONDS = 60
+# JSON or a urlencoded form cannot carry a file: say how to send one.
+UPLOAD_AS_MULTIPART = (
+    "Send the upload as multipart/form-data, the file in the field “file” "
+    "(curl -F file=@report.pdf)."
+)
 
 
 class TooManyActiveJobs(APIException):
@@ -76,6 +89,19 @@ class AlreadyQueued(APIException):
 
     status_code = status.HTTP_409_CONFLICT
     default_code = "already_queued"
+
+
+class JSONOnly(DefaultContentNegotiation):
+    """``?format=`` other than json is 406, not DRF's 404 (as if nothing were there)."""
+
+    def filter_renderers(self, renderers: list, format: str) -> list:
+        try:
+            return super().filter_renderers(renderers, format)
+        except Http404:
+            raise NotAcceptable(
+                f"There is no “{format}” form of this: answers are JSON "
+                "(leave out ?format=, or send format=json)."
+            ) from None
 
 
 def _document(request: Request, pk: int, *, text: bool = False) -> Document:
@@ -109,6 +135,7 @@ class DocumentPagination(PageNumberPagination):
     page_size = 20
     page_size_query_param = "page_size"
     max_page_size = 100
+    page_size_query_description = "How many per page: 20 unless given, at most 100."
 
     def get_paginated_response_schema(self, schema: dict) -> dict:
         paginated = super().get_paginated_response_schema(schema)
@@ -124,10 +151,23 @@ class DocumentPagination(PageNumberPagination):
         return paginated
 
 
+class StatusFilter(serializers.ChoiceField):
+    """A state in any case (``FAILED``), as ``?type=`` takes its keys."""
+
+    def to_internal_value(self, data: object) -> str:
+        value = str(data).strip().lower()
+        if value not in self.choices:
+            states = ", ".join(self.choices)
+            raise serializers.ValidationError(
+                f"Unknown status “{data}”: use one of {states}."
+            )
+        return value
+
+
 class ListQuery(serializers.Serializer):
     """The list's filters, validated like any other input."""
 
-    status = serializers.ChoiceField(
+    status = StatusFilter(
         choices=Status.choices,
         required=False,
         help_text="Only documents in this state.",
@@ -135,10 +175,11 @@ class ListQuery(serializers.Serializer):
     type = serializers.CharField(
         required=False,
         help_text="Only documents of this type: a format key (pdf, docx, text, "
-        "markdown, csv, ...) or a MIME type.",
+        "markdown, csv, ...), a file extension (txt, jpg) or a MIME type.",
     )
     q = serializers.CharField(
         required=False,
+        allow_blank=True,  # "?q= " lists everything, as "?q=" does
         max_length=500,
         help_text='Search the text and file names (words, "phrases", prefix*, '
         "-excluded or NOT excluded, OR; only exclusions: every other document). "
@@ -147,13 +188,16 @@ class ListQuery(serializers.Serializer):
     )
 
     def validate_type(self, value: str) -> str:
-        found = by_mime_type(value) or next(
-            (fmt for fmt in READABLE if fmt.key == value.lower()), None
+        found = (
+            by_mime_type(value)
+            or next((fmt for fmt in READABLE if fmt.key == value.lower()), None)
+            or by_extension("." + value.removeprefix("."))
         )
         if found is None:
             keys = ", ".join(fmt.key for fmt in READABLE)
             raise serializers.ValidationError(
-                f"Unknown type “{value}”: use one of {keys}, or a MIME type."
+                f"Unknown type “{value}”: use one of {keys}, an extension (txt) "
+                "or a MIME type."
             )
         return found.mime_type
 
@@ -177,7 +221,8 @@ class DocumentList(generics.ListAPIView):
 
     serializer_class = DocumentSerializer
     pagination_class = DocumentPagination
-    parser_classes = [MultiPartParser, FormParser, JSONParser]
+    content_negotiation_class = JSONOnly
+    parser_classes = [MultiPartParser]  # no other body can carry a file
     throttle_classes = [UserThrottle, UploadRateThrottle]
 
     def query(self) -> dict:
@@ -248,9 +293,21 @@ class DocumentList(generics.ListAPIView):
     )
     def post(self, request: Request) -> Response:
         """Upload one file (multipart field ``file``); queued at once (202)."""
-        if "file" not in request.FILES and any(request.POST.getlist("file")):
+        try:
+            files = request.FILES
+        except UnsupportedMediaType:
+            raise UnsupportedMediaType(
+                request.content_type, detail=UPLOAD_AS_MULTIPART
+            ) from None
+        if "file" not in files and any(request.POST.getlist("file")):
             # A file sent with an empty name arrives as text (Django's parser).
             raise APIValidationError({"file": [FILE_AS_TEXT]})
+        if others := sorted(set(files) - {"file"}):
+            # Kept silently, they would be lost: the API takes one file at a time.
+            named = ", ".join(f"“{name}”" for name in others)
+            raise APIValidationError(
+                {"file": [f"Send one file, in the field “file” (not {named})."]}
+            )
         upload = UploadSerializer(data=request.data)
         upload.is_valid(raise_exception=True)
         data = upload.validated_data
@@ -276,6 +333,7 @@ class DocumentDetail(generics.GenericAPIView):
     """One of your documents (staff: anyone's)."""
 
     serializer_class = DocumentDetailSerializer
+    content_negotiation_class = JSONOnly
 
     @extend_schema(responses=DocumentDetailSerializer)
     def get(self, request: Request, pk: int) -> Response:
@@ -325,6 +383,7 @@ class DocumentReprocess(generics.GenericAPIView):
     """Queue a document again."""
 
     serializer_class = DocumentSerializer
+    content_negotiation_class = JSONOnly
     parser_classes = [MultiPartParser, FormParser, JSONParser]
 
     @extend_schema(request=PrioritySerializer, responses={202: DocumentSerializer})

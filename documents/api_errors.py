@@ -15,8 +15,15 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponsePermanentRedirect,
+    JsonResponse,
+)
 from django.template.defaultfilters import filesizeformat
+from django.urls import resolve
 from django.views import csrf, defaults
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions, status
@@ -29,6 +36,11 @@ API_PREFIX = "/api/"
 # Django's Http404 (get_object_or_404) names the model and the query.
 NOT_FOUND_MESSAGE = "Nothing here: no such document, or not one you may see."
 INVALID_MESSAGE = "Some fields are not valid: {names}."
+# DRF says only "Authentication credentials were not provided."
+NOT_AUTHENTICATED_MESSAGE = (
+    "Log in, or send “Authorization: Token <key>” (or “Bearer <key>”); "
+    "make a key with manage.py create_api_token USER."
+)
 
 
 def error_body(code: str, message: str, fields: dict | None = None) -> dict:
@@ -72,6 +84,8 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         response.data = _validation_body(exc.detail)
     elif isinstance(exc, Http404):
         response.data = error_body("not_found", NOT_FOUND_MESSAGE)
+    elif isinstance(exc, exceptions.NotAuthenticated):
+        response.data = error_body("not_authenticated", NOT_AUTHENTICATED_MESSAGE)
     else:
         detail = (
             response.data.get("detail", "") if isinstance(response.data, dict) else ""
@@ -90,7 +104,21 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
 def api_not_found(
     request: HttpRequest, *args: object, **kwargs: object
 ) -> HttpResponse:
-    """Any address under ``/api/`` that is not an endpoint."""
+    """Any address under ``/api/`` that is not an endpoint; a GET of one without
+    its trailing slash (``/api/docs``) is sent on, as APPEND_SLASH would have."""
+    # The catch-all matches first, so CommonMiddleware never redirects here.
+    if (
+        request.method in ("GET", "HEAD")
+        and not request.path_info.endswith("/")
+        and resolve(request.path_info + "/").func is not api_not_found
+    ):
+        return HttpResponsePermanentRedirect(
+            request.get_full_path(force_append_slash=True)
+        )
+    return _no_endpoint(request)
+
+
+def _no_endpoint(request: HttpRequest) -> HttpResponse:
     return error_response(
         status.HTTP_404_NOT_FOUND,
         "not_found",
@@ -145,7 +173,7 @@ def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
 def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     """``handler404``: JSON for API paths, Django's page for everything else."""
     if request.path.startswith(API_PREFIX):
-        return api_not_found(request)
+        return _no_endpoint(request)
     return defaults.page_not_found(request, exception)
 
 

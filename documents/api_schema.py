@@ -39,17 +39,24 @@ ERROR_SCHEMA = {
     },
     "required": ["error"],
 }
-# Every endpoint may answer these; endpoints add their own (409, 413, 507) by hand.
+# Every endpoint may answer these; endpoints add their own (409, 503, 507) by hand.
 COMMON_ERRORS = {
     "400": "The request is not valid (see fields).",
     "401": "No credentials, or wrong ones.",
     "403": "Not allowed for you (or a missing CSRF token with a session).",
     "404": "No such document, or not one you may see.",
+    "406": "An answer other than JSON was asked for (Accept, or ?format=).",
     "429": "Over your rate or active-job limit; Retry-After says when to retry.",
+}
+# Every operation that takes a body may answer these (documents.middleware, DRF).
+BODY_ERRORS = {
+    "411": "A chunked body without Content-Length; send its length.",
+    "413": "The body is over the size limit (refused before it is read).",
+    "415": "A body of a type this operation does not read (see its request body).",
 }
 UPLOAD_ERRORS = {
     "409": "You already uploaded this content (send allow_duplicates=true).",
-    "413": "The body is over the size limit (refused before it is read).",
+    "503": "The database did not accept the upload; nothing was kept. Try again.",
     "507": "The server's storage is full; nothing was kept.",
 }
 
@@ -87,6 +94,8 @@ def add_error_responses(result: dict, generator, request, public) -> dict:
     for path, operations in result["paths"].items():
         for method, operation in operations.items():
             errors = dict(COMMON_ERRORS)
+            if "requestBody" in operation:
+                errors.update(BODY_ERRORS)
             if method == "post" and path == "/api/documents/":
                 errors.update(UPLOAD_ERRORS)
             if method == "post" and path.endswith("/reprocess/"):

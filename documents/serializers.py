@@ -8,7 +8,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from documents.extractors.formats import by_mime_type, label_for
+from documents.extractors.formats import accepted_labels, by_mime_type, label_for
 from documents.models import Document
 from documents.uploads import CheckedUpload, check_upload
 from jobqueue.models import MAX_PRIORITY, MIN_PRIORITY, PRIORITY_RANGE
@@ -96,7 +96,11 @@ class DocumentSerializer(serializers.ModelSerializer):
         extra_kwargs = {
             "size": {"help_text": "Bytes."},
             "page_count": {"help_text": "Pages read; null until processed."},
-            "confidence": {"help_text": "OCR confidence (0-100) when OCR was used."},
+            "confidence": {
+                "help_text": "How sure the reading is, 0 to 1, averaged over pages "
+                "(OCR's word confidence; 1.0 for text read as written); null until "
+                "processed."
+            },
         }
 
     @extend_schema_field(OpenApiTypes.URI)
@@ -143,7 +147,7 @@ class UploadSerializer(PrioritySerializer):
 
     file = serializers.FileField(
         allow_empty_file=True,  # check_upload says so, naming the file
-        help_text="The document: PDF, DOCX or plain text (more as formats are added).",
+        help_text=f"The document: {accepted_labels()}.",
     )
     allow_duplicates = serializers.BooleanField(
         required=False,

@@ -94,18 +94,21 @@ def test_wrong_method_is_405(api, make_document):
         assert_error(getattr(api, method)(url), 405, "method_not_allowed")
 
 
-def test_unsupported_body_is_415_and_malformed_json_400(api):
+def test_unsupported_body_is_415_and_malformed_json_400(api, make_document):
     response = api.post(API_URL, "<file/>", content_type="application/xml")
     assert_error(response, 415, "unsupported_media_type")
-    response = api.post(API_URL, "{not json", content_type="application/json")
+    # Reprocessing reads JSON (an upload only multipart: tests/documents/test_api_audit).
+    url = f"{API_URL}{make_document().pk}/reprocess/"
+    response = api.post(url, "{not json", content_type="application/json")
     assert_error(response, 400, "parse_error")
 
 
-def test_a_body_over_the_memory_limit_is_413_not_400(api, settings):
+def test_a_body_over_the_memory_limit_is_413_not_400(api, settings, make_document):
     # Django refuses it as a suspicious request: "could not be understood".
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
     body = '{"title": "' + "x" * 2000 + '"}'
-    response = api.post(API_URL, body, content_type="application/json")
+    url = f"{API_URL}{make_document().pk}/"
+    response = api.patch(url, body, content_type="application/json")
     error = assert_error(response, 413, "too_large")
     assert "1000" in error["message"] or "KB" in error["message"]
 
