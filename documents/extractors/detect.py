@@ -12,7 +12,14 @@ from urllib.parse import unquote
 
 from .base import parse_xml
 from .formats import FORMATS, TEXT, Format, accepted_labels
-from .sniff import OLE_MAGIC, PREFIX_BYTES, ZIP_MAGIC, looks_like_text
+from .sniff import (
+    OLE_MAGIC,
+    PREFIX_BYTES,
+    TAR_MAGIC,
+    TAR_MAGIC_AT,
+    ZIP_MAGIC,
+    looks_like_text,
+)
 
 _MAX_MARKER_BYTES = 256  # ODF's mimetype entry is one short line
 # An OOXML package's relationships and content types: a few KiB in real files.
@@ -34,6 +41,14 @@ MEMBER_ERRORS = (
 # A log truncated under its writer (logrotate's copytruncate) goes on after a hole
 # of NULs as long as the log was: text is looked for this far.
 _MAX_LEADING_NUL_BYTES = 64 * 1024 * 1024
+# Archives, uploaded by mistake for the documents they hold: named.
+_ARCHIVES = (
+    (b"\x1f\x8b", "gzip"),
+    (b"7z\xbc\xaf\x27\x1c", "7-Zip"),
+    (b"Rar!\x1a\x07", "RAR"),
+    (b"\xfd7zXZ\x00", "xz"),
+    (b"BZh", "bzip2"),
+)
 T = TypeVar("T")
 
 
@@ -74,7 +89,15 @@ def unsupported_reason(source: str | os.PathLike[str] | BinaryIO) -> str:
     fmt = detect_format(source)
     if fmt is not None and not fmt.readable:
         return fmt.refusal
-    head = _from_start(source, lambda fh: fh.read(8))
+    head = _from_start(source, lambda fh: fh.read(TAR_MAGIC_AT + 8))
+    archive = next((name for magic, name in _ARCHIVES if head.startswith(magic)), None)
+    if archive is None and head.startswith(TAR_MAGIC, TAR_MAGIC_AT):
+        archive = "tar"
+    if archive:
+        return (
+            f"This is a compressed or archived file ({archive}), not a document; "
+            "unpack it and upload the documents it holds."
+        )
     if head.startswith(OLE_MAGIC):
         return (
             "This looks like an old Office file (.doc, .xls or .ppt) or a "
@@ -99,6 +122,11 @@ def _detect(fh: BinaryIO) -> Format | None:
         return _detect_ole(fh)
     for fmt in FORMATS:
         if not fmt.textual and fmt.matches(prefix):
+            return fmt
+    for fmt in FORMATS:
+        # A textual format's signature is as sure as a binary one's, whatever follows
+        # it: an RTF opening with a picture's raw bytes (\bin) is an RTF all the same.
+        if fmt.textual and fmt.signatures and prefix.startswith(fmt.signatures):
             return fmt
     if not prefix.strip(b"\x00"):
         return TEXT if _text_after_nuls(fh) else None

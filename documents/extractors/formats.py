@@ -11,6 +11,7 @@ from .sniff import (
     looks_like_email,
     looks_like_html,
     looks_like_pdf,
+    looks_like_svg,
     surely_email,
     surely_html,
 )
@@ -328,6 +329,11 @@ REFUSED_PICTURES = (
     _refused_picture("ico", "Windows icon (ICO)", "image/vnd.microsoft.icon",
                      (".ico", ".cur"), sniff=_looks_like_icon,
                      other_mime_types=("image/x-icon",)),
+    # Drawn, not scanned: read as HTML, its lines of text (each placed on its own)
+    # run together, and most drawings hold theirs as outlines. An inline <svg> that
+    # HTML follows is HTML.
+    _refused_picture("svg", "SVG image", "image/svg+xml", (".svg",),
+                     sniff=looks_like_svg, textual=True),
 )  # fmt: skip
 
 # In detection order: the first format whose bytes match wins; textual formats are

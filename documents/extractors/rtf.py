@@ -31,6 +31,11 @@ from .base import (
 from .marks import SYMBOL_FONT
 
 _CUT = "the RTF is incomplete (its end is missing); the upload may have been cut short"
+# RTF is 7-bit text: control bytes read as text mean the file is not RTF past its
+# first bytes (damage, or other data behind an RTF header). A few are let pass.
+_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_MAX_CONTROLS, _MAX_CONTROL_SHARE = 8, 0.01
+_NOT_RTF = "it is not RTF past its first bytes (damaged, or other data behind them)"
 
 # Every character starts a token, so matching at any position succeeds.
 _TOKEN = re.compile(
@@ -99,6 +104,9 @@ def extract_rtf(
     with open(path, "rb") as fh:
         data = fh.read()
     body, notes, margins = _read(data.decode("latin-1"))
+    controls = len(_CONTROLS.findall(body))
+    if controls > max(_MAX_CONTROLS, _MAX_CONTROL_SHARE * len(body)):
+        raise CorruptFileError(_NOT_RTF)
     # An RTF's text is never longer than the file, so the limit bounds the output.
     text = TextBuilder(options.max_chars)
     text.extend(chain.from_iterable(p.splitlines() for p in (body, *notes, *margins)))

@@ -20,11 +20,26 @@ _BOMS = (
     codecs.BOM_UTF16_LE,
     codecs.BOM_UTF16_BE,
 )
+_BOM_CODECS = dict(
+    zip(
+        _BOMS,
+        ("utf-32-le", "utf-32-be", "utf-8", "utf-16-le", "utf-16-be"),
+        strict=True,
+    )
+)
+_BOM_SAMPLE = 16 * 1024  # bytes after the mark: decoded, they must read as text
 # Object syntax without a %PDF- header: a PDF whose start was lost, not prose.
 _PDF_OBJECT = re.compile(rb"\d+\s+\d+\s+obj\s*<<")
 _PDF_STRUCTURE = re.compile(rb"\b(endobj|startxref|trailer|xref)\b")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
-_MAX_CONTROL_SHARE = 0.05  # coloured logs carry some ESC codes; binary has ~12%
+_MAX_CONTROL_SHARE = 0.05  # binary has ~12%
+# Controls text carries by convention, not counted: a terminal's escape sequences
+# (a coloured log's ESC [ 31 m, a title's ESC ] ... BEL) and DOS's end-of-file mark
+# (Ctrl-Z) after the last line. Binary bytes hardly ever form them.
+_ESCAPE_SEQUENCE = re.compile(
+    r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]{0,256}(?:\x07|\x1b\\))"
+)
+_DOS_END_OF_FILE = "\x1a"
 # UTF-16 without a BOM: Latin text has a zero high byte in nearly every character,
 # and almost never a zero low byte (U+0000, U+0100...).
 _UTF16_SAMPLE = 4096
@@ -97,9 +112,17 @@ _ANY_SCRIPT = ("COMBINING", "MODIFIER")  # accents and modifier letters of any s
 # with one, an export padded to a block ends with some.
 _NULS = re.compile(rb"\x00+")
 _MIN_INNER_NULS = 16  # a hole in a file, not a string's terminator
+_PADDING_NULS = re.compile(rb"\x00{%d,}" % _MIN_INNER_NULS)
 _MAX_INNER_NUL_RUNS = 4
+# Fewer, shorter NULs: one strayed into text (a bad copy, an editor's crash) in so
+# many bytes at most; binary data has one in 256 or more, and a sentence none.
+_BYTES_PER_STRAY_NUL = 1024
 _IMAGES = (b"\x89PNG", b"\xff\xd8\xff", b"GIF8", b"II*\x00", b"MM\x00*")
 _BINARY_MAGIC = (*_IMAGES, OLE_MAGIC, *ZIP_MAGIC, b"\x1f\x8b", b"7z\xbc")
+# A tar archive's magic, after its first member's name, mode, sizes and dates (POSIX,
+# GNU): a text member is text, its archive is not.
+TAR_MAGIC_AT = 257
+TAR_MAGIC = (b"ustar\x0000", b"ustar  \x00")
 # The start of an HTML document, after optional whitespace (WHATWG sniffing's tags).
 _HTML_START = re.compile(
     rb"\s*(?:<!doctype\s+html|<html|<head|<body|<title|<meta|<table|<div|<p)[\s>]"
@@ -108,6 +131,15 @@ _HTML_START = re.compile(
 # also opens many a Markdown README.
 _HTML_DOCUMENT_START = re.compile(rb"\s*(?:<!doctype\s+html|<html|<head|<body)[\s>]")
 _XML_DECLARATION = re.compile(rb"\s*<\?xml[^>]*>\s*(?:<!--.*?-->\s*)*", re.DOTALL)
+# An SVG picture's prolog: XML declaration, stylesheets, comments, its doctype (with
+# Illustrator's entities); then its root element. Its elements, to look past them.
+_SVG_PROLOG = re.compile(
+    rb"\s*(?:(?:<\?[^>]*>|<!--.*?-->|<!doctype\s+svg(?:[^>\[]|\[[^\]]*\])*>)\s*)*",
+    re.DOTALL,
+)
+_SVG_START = re.compile(rb"<svg[\s/>]")
+_SVG_TAG = re.compile(rb"<(/?)svg(?=[\s/>])[^>]*?(/?)>")
+_COMMENT = re.compile(rb"<!--.*?(?:-->|$)", re.DOTALL)
 # A message's header block: "Name: value" lines (and folded continuations).
 _HEADER_LINE = re.compile(rb"[!-9;-~]+:")
 _MAIL_HEADERS = {
@@ -136,8 +168,8 @@ def looks_like_text(prefix: bytes) -> bool:
     """True when a byte prefix decodes as text with almost no control characters."""
     for bom in _BOMS:
         if prefix.startswith(bom):
-            return True
-    if prefix.startswith(_BINARY_MAGIC):
+            return _text_after_bom(prefix, bom)
+    if prefix.startswith(_BINARY_MAGIC) or prefix.startswith(TAR_MAGIC, TAR_MAGIC_AT):
         return False
     if unicode_without_bom(prefix):
         return True
@@ -148,20 +180,46 @@ def looks_like_text(prefix: bytes) -> bool:
     # Escapes in seven bits may switch character sets (ISO-2022-JP mail).
     if decoded is None or "\x1b" in decoded:
         decoded = _guess_decode(text)
-    return len(_CONTROL.findall(decoded)) <= _MAX_CONTROL_SHARE * max(len(decoded), 1)
+    return _few_controls(decoded)
+
+
+def _few_controls(decoded: str, bad: int = 0) -> bool:
+    """True when hardly a character of ``decoded`` is a control (past the escape
+    sequences and end-of-file mark of text) or one of ``bad`` others."""
+    decoded = _ESCAPE_SEQUENCE.sub("", decoded).removesuffix(_DOS_END_OF_FILE)
+    bad += len(_CONTROL.findall(decoded))
+    return bad <= _MAX_CONTROL_SHARE * max(len(decoded), 1)
+
+
+def _text_after_bom(prefix: bytes, bom: bytes) -> bool:
+    """True when what follows a byte-order mark reads as text in its encoding: a
+    mark before binary data (a picture, random bytes) does not make it text. Binary
+    read as UTF-8 or UTF-32 is mostly not characters at all; as UTF-16, one unit in
+    eight is a private or surrogate one."""
+    sample = prefix[len(bom) : len(bom) + _BOM_SAMPLE]
+    decoder = codecs.getincrementaldecoder(_BOM_CODECS[bom])("replace")
+    decoded = decoder.decode(sample, False).rstrip("\x00")  # padding, as elsewhere
+    bad = decoded.count("\ufffd") + sum(
+        unicodedata.category(char) in ("Cn", "Co", "Cs")
+        for char in decoded
+        if char > "\ud7ff"  # where private and surrogate units are: spares a lookup
+    )
+    return _few_controls(decoded, bad)
 
 
 def _without_nul_padding(prefix: bytes) -> bytes | None:
     """The bytes without the runs of NULs that pad text: any at either end, and a
-    few long ones inside. None when NULs are strewn through them, as in binary data
-    (or one in a sentence)."""
+    few long ones inside; a rare stray NUL stays, a control among the text. None
+    when NULs are strewn through them, as in binary data (or one in a sentence)."""
     text = prefix.strip(b"\x00")
     runs = _NULS.findall(text)
     if not runs:
         return text
-    if len(runs) > _MAX_INNER_NUL_RUNS or min(map(len, runs)) < _MIN_INNER_NULS:
+    padding = sum(len(run) >= _MIN_INNER_NULS for run in runs)
+    stray = sum(len(run) for run in runs if len(run) < _MIN_INNER_NULS)
+    if padding > _MAX_INNER_NUL_RUNS or stray > len(text) // _BYTES_PER_STRAY_NUL:
         return None
-    return _NULS.sub(b"", text)
+    return _PADDING_NULS.sub(b"", text)
 
 
 def unicode_without_bom(prefix: bytes) -> str | None:
@@ -413,8 +471,47 @@ def _script(char: str) -> str:
 
 
 def looks_like_html(prefix: bytes) -> bool:
-    """True when the text opens with an HTML tag (or XHTML after an XML declaration)."""
-    return bool(_HTML_START.match(_html_head(prefix)))
+    """True when the text opens with an HTML tag (or XHTML after an XML declaration),
+    or with an inline SVG (an icon, a logo) that HTML follows."""
+    if _HTML_START.match(_html_head(prefix)):
+        return True
+    svg = _svg_head(prefix)
+    return svg is not None and bool(_outside_svg(svg))
+
+
+def looks_like_svg(prefix: bytes) -> bool:
+    """True for an SVG picture: text that opens with an <svg> element and holds
+    nothing else (an SVG that a fragment of HTML follows is HTML)."""
+    svg = _svg_head(prefix)
+    return svg is not None and not _outside_svg(svg)
+
+
+def _svg_head(prefix: bytes) -> bytes | None:
+    """The text from its <svg> root on, in lower case, when it opens with one."""
+    head = _unicode_head(prefix, 4096).lower()
+    if not _SVG_START.match(head, _SVG_PROLOG.match(head).end()):
+        return None
+    head = _unicode_head(prefix, len(prefix)).lower()  # to look past the picture
+    return head[_SVG_PROLOG.match(head).end() :]
+
+
+def _outside_svg(head: bytes) -> bytes:
+    """What text holds besides its <svg> elements (nested ones included) and its
+    comments, stripped; an element the prefix cuts runs to its end."""
+    outside, depth, start = [], 0, 0
+    for tag in _SVG_TAG.finditer(head):
+        if depth == 0:
+            outside.append(head[start : tag.start()])
+        closing, empty = tag.groups()
+        if closing:
+            depth = max(depth - 1, 0)
+        elif not empty:
+            depth += 1
+        if depth == 0:
+            start = tag.end()
+    if depth == 0:
+        outside.append(head[start:])
+    return _COMMENT.sub(b"", b"".join(outside)).strip()
 
 
 def surely_html(prefix: bytes) -> bool:
@@ -445,16 +542,21 @@ def surely_email(prefix: bytes) -> bool:
 
 
 def _html_head(prefix: bytes) -> bytes:
-    head = prefix[:4096]
+    head = _unicode_head(prefix, 2048).lower()
+    declaration = _XML_DECLARATION.match(head)
+    return head[declaration.end() :] if declaration else head
+
+
+def _unicode_head(prefix: bytes, size: int) -> bytes:
+    """The first ``size`` bytes of text without its byte-order mark; a page saved as
+    "Unicode" (UTF-16), in bytes its ASCII tags match."""
+    head = prefix[: 2 * size]
     for bom in _BOMS:
         if head.startswith(bom) and bom != codecs.BOM_UTF8:
-            # A page saved as "Unicode" (UTF-16): its tags, in bytes that match.
             codec = "utf-32" if len(bom) == 4 else "utf-16"
             head = head.decode(codec, "ignore").encode()
             break
-    head = head[:2048].removeprefix(codecs.BOM_UTF8).lower()
-    declaration = _XML_DECLARATION.match(head)
-    return head[declaration.end() :] if declaration else head
+    return head[:size].removeprefix(codecs.BOM_UTF8)
 
 
 def _mail_headers(prefix: bytes) -> dict[bytes, bytes] | None:
