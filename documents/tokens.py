@@ -35,3 +35,8 @@ class TokenAuthentication(KnoxTokenAuthentication):
         except UnicodeDecodeError:
             raise AuthenticationFailed(_("Invalid token.")) from None
         return self.authenticate_credentials(auth[1])
+
+    def authenticate_header(self, request) -> str:
+        # A 401 names both schemes it takes (RFC 9110: challenges, comma-separated):
+        # knox's names only Token, and a client built for Bearer looks for it.
+        return 'Token realm="api", Bearer realm="api"'

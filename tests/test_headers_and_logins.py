@@ -139,3 +139,11 @@ def test_a_successful_login_resets_the_count(settings, user):
     assert login(client, "alice", PASSWORD).status_code == 302
     for _ in range(settings.AXES_FAILURE_LIMIT - 1):
         assert login(Client(), "alice", "wrong").status_code == 200
+
+
+def test_a_401_from_the_api_names_both_token_schemes(client):
+    # Clients built for OAuth-style keys look for "Bearer" in the challenge.
+    response = client.get("/api/documents/")
+    assert response.status_code == 401
+    challenges = re.findall(r"(?:^|,\s*)(\w+) realm=", response["WWW-Authenticate"])
+    assert challenges == ["Token", "Bearer"]
