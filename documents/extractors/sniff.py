@@ -36,7 +36,7 @@ _MAX_CONTROL_SHARE = 0.05  # binary has ~12%
 # Controls text carries by convention, not counted: a terminal's escape sequences
 # (a coloured log's ESC [ 31 m, a title's ESC ] ... BEL) and DOS's end-of-file mark
 # (Ctrl-Z) after the last line. Binary bytes hardly ever form them.
-_ESCAPE_SEQUENCE = re.compile(
+TERMINAL_ESCAPES = re.compile(
     r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]{0,256}(?:\x07|\x1b\\))"
 )
 _DOS_END_OF_FILE = "\x1a"
@@ -186,7 +186,7 @@ def looks_like_text(prefix: bytes) -> bool:
 def _few_controls(decoded: str, bad: int = 0) -> bool:
     """True when hardly a character of ``decoded`` is a control (past the escape
     sequences and end-of-file mark of text) or one of ``bad`` others."""
-    decoded = _ESCAPE_SEQUENCE.sub("", decoded).removesuffix(_DOS_END_OF_FILE)
+    decoded = TERMINAL_ESCAPES.sub("", decoded).removesuffix(_DOS_END_OF_FILE)
     bad += len(_CONTROL.findall(decoded))
     return bad <= _MAX_CONTROL_SHARE * max(len(decoded), 1)
 

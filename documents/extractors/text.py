@@ -14,7 +14,7 @@ from .base import (
     join_notes,
     truncated_note,
 )
-from .sniff import unicode_without_bom
+from .sniff import TERMINAL_ESCAPES, unicode_without_bom
 
 # Longest BOM first: the UTF-32 LE BOM begins with the UTF-16 LE one.
 _BOM_ENCODINGS = (
@@ -98,6 +98,10 @@ def extract_text(
         raise CorruptFileError(f"it is not valid {encoding} text")
     # NULs and stray BOMs carry no text; str.replace is ~50x faster than translate.
     text = _NEWLINES.sub("\n", text).replace("\x00", "").replace("\ufeff", "")
+    if "\x1b" in text:
+        # A coloured log's escape codes would glue "[31m" to the word they colour,
+        # and search would not find it.
+        text = TERMINAL_ESCAPES.sub("", text)
     cut = cut or len(text) > options.max_chars
     return ExtractionResult(
         text=text[: options.max_chars],

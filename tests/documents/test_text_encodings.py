@@ -253,3 +253,13 @@ def test_binary_is_still_not_text(tmp_path: Path, content: bytes) -> None:
 def test_eight_bit_text_is_not_taken_for_utf16(text: str, encoding: str) -> None:
     data = text.encode(encoding)
     assert data.decode(detect_encoding(data)[0]) == text  # KOI8-R read as KOI8-U
+
+
+def test_a_coloured_log_is_read_without_its_escape_codes(tmp_path: Path) -> None:
+    # "\x1b[31mERROR" came out as "[31mERROR": one word to search, not ERROR.
+    log = (
+        b"\x1b]0;deploy\x07\x1b[1;31mERROR\x1b[0m disk full on \x1b[4mdb-2\x1b[0m\n"
+        b"\x1b[32mINFO\x1b[0m retrying in 5 s\n"
+    )
+    text = extract(write(tmp_path, log, "deploy.log")).text
+    assert text == "ERROR disk full on db-2\nINFO retrying in 5 s\n"
