@@ -7,6 +7,7 @@ in ``jobqueue.admin_monitoring``.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable
 from typing import Any
@@ -14,13 +15,14 @@ from typing import Any
 from django.contrib import admin, messages
 from django.contrib.admin.actions import delete_selected as django_delete_selected
 from django.contrib.admin.models import CHANGE, LogEntry
-from django.contrib.admin.utils import flatten_fieldsets
+from django.contrib.admin.utils import display_for_value, flatten_fieldsets
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect
 from django.urls import URLPattern, path
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 from django.utils.translation import ngettext
@@ -53,11 +55,39 @@ PRIORITY_STEP = 10
 LOG_BATCH = 2_000
 # (singular, plural) message pairs; each has a %(count)d placeholder.
 Plural = tuple[str, str]
+# A task's arguments, return value and tracebacks hold whatever it was given or
+# raised: each is shown up to this many characters.
+TASK_VALUE_MAX = 20_000
+# The newest failed attempts a task's page shows (an operator's retries add more).
+TASK_ERRORS_SHOWN = 10
 
 
 def counted(forms: Plural, count: int, **extra: Any) -> str:
     """``ngettext`` of a message pair, filled with the count."""
     return ngettext(*forms, count) % {"count": count, **extra}
+
+
+def bounded_pre(text: str, limit: int = TASK_VALUE_MAX) -> SafeString:
+    """``text`` in a <pre>, escaped. Past ``limit`` characters its middle is cut,
+    where a note says so: a traceback's start says where it failed, its end what
+    was raised."""
+    if len(text) <= limit:
+        return format_html('<pre class="task-value">{}</pre>', text)
+    half = limit // 2
+    return format_html(
+        '<pre class="task-value">{}<span class="task-cut">\n[… cut: {} of {} '
+        "characters shown, the first and the last {} …]\n</span>{}</pre>",
+        text[:half],
+        f"{limit:,}",
+        f"{len(text):,}",
+        f"{half:,}",
+        text[-half:],
+    )
+
+
+def pretty_json(value: Any) -> SafeString:
+    """A JSON value, indented, in a bounded <pre>."""
+    return bounded_pre(json.dumps(value, indent=2, ensure_ascii=False))
 
 
 class RetryDueFilter(admin.SimpleListFilter):
@@ -179,7 +209,16 @@ class QueueItemAdmin(admin.ModelAdmin):
         ("Error", {"fields": ("error_type", "error_column")}),
         ("Attempts", {"fields": ("attempt_history",)}),
     )
-    readonly_fields = flatten_fieldsets(fieldsets)
+    # A task's call and outcome (``get_fieldsets``): only task items have them.
+    task_fields = (
+        "task_column",
+        "task_args_column",
+        "task_kwargs_column",
+        "task_run_after_column",
+        "task_result_column",
+        "task_errors_column",
+    )
+    readonly_fields = (*flatten_fieldsets(fieldsets), *task_fields)
     actions = (
         "retry_jobs",
         "retry_anyway",
@@ -205,6 +244,17 @@ class QueueItemAdmin(admin.ModelAdmin):
         if obj is not None and obj.status not in FINISHED_STATUSES:
             return False
         return super().has_delete_permission(request, obj)
+
+    def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> Any:
+        if obj is None or obj.operation != Operation.TASK:
+            return self.fieldsets
+        fields = [
+            name
+            for name in self.task_fields
+            if name != "task_run_after_column" or obj.payload.get("run_after")
+        ]
+        summary, *rest = self.fieldsets
+        return (summary, ("Task", {"fields": fields, "classes": ("task",)}), *rest)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         # The joined document's text can be megabytes per row; no page here shows it.
@@ -279,6 +329,70 @@ class QueueItemAdmin(admin.ModelAdmin):
             return "-"
         at = timezone.localtime(obj.progress_at)
         return f"{progress[0]} of {progress[1]} pages (at {at:%H:%M:%S})"
+
+    # --- A task's call and outcome (the item's payload and result) -------------
+
+    @admin.display(description="Task")
+    def task_column(self, obj: QueueItem) -> str:
+        return str(obj.payload.get("task", "-"))
+
+    @admin.display(description="Arguments")
+    def task_args_column(self, obj: QueueItem) -> SafeString:
+        return pretty_json(obj.payload.get("args", []))
+
+    @admin.display(description="Keyword arguments")
+    def task_kwargs_column(self, obj: QueueItem) -> SafeString:
+        return pretty_json(obj.payload.get("kwargs", {}))
+
+    @admin.display(description="Run after")
+    def task_run_after_column(self, obj: QueueItem) -> str:
+        """When the task was enqueued to run, whatever retries did since."""
+        value = str(obj.payload.get("run_after") or "")
+        try:
+            when = parse_datetime(value)
+        except ValueError:
+            when = None
+        return display_for_value(when, "-") if when else value or "-"
+
+    @admin.display(description="Return value")
+    def task_result_column(self, obj: QueueItem) -> SafeString | str:
+        if obj.status != Status.COMPLETED:
+            return "None yet"
+        return pretty_json(obj.result)
+
+    @admin.display(description="Failed attempts")
+    def task_errors_column(self, obj: QueueItem) -> SafeString | str:
+        """Each failure's exception and traceback, newest first."""
+        errors = obj.payload.get("errors") or []
+        if not errors:
+            return "None"
+        total = len(errors)
+        newest = list(enumerate(errors, start=1))[::-1][:TASK_ERRORS_SHOWN]
+        shown = format_html_join(
+            "",
+            '<div class="task-error"><p><strong>{} of {}</strong>: <code>{}</code>'
+            "</p>{}</div>",
+            (
+                (
+                    number,
+                    total,
+                    str(error.get("exception_class_path", "?"))[:1000],
+                    bounded_pre(str(error.get("traceback", ""))),
+                )
+                for number, error in newest
+            ),
+        )
+        if total <= TASK_ERRORS_SHOWN:
+            return shown
+        hidden = (
+            "The %(count)d earlier failure is not shown.",
+            "The %(count)d earlier failures are not shown.",
+        )
+        return format_html(
+            '{}<p class="help">{}</p>',
+            shown,
+            counted(hidden, total - TASK_ERRORS_SHOWN),
+        )
 
     def attempt_history(self, obj: QueueItem) -> SafeString | str:
         # Numbered by position: an operator's retry restarts the job's own count, so
