@@ -27,11 +27,10 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 from django.utils.translation import ngettext
 
-from jobqueue import (
-    admin_monitoring,  # noqa: F401 - registers workers and metrics
-    dashboard,
-    operations,
-)
+from jobqueue import dashboard, operations
+
+# Importing it registers the workers' and the metrics' admin too.
+from jobqueue.admin_monitoring import RecentValuesFilter
 from jobqueue.dashboard import can_clear, document_link, short_duration, status_badge
 from jobqueue.models import (
     ACTIVE_STATUSES,
@@ -108,27 +107,18 @@ class RetryDueFilter(admin.SimpleListFilter):
         return None
 
 
-class TaskNameFilter(admin.SimpleListFilter):
+class TaskNameFilter(RecentValuesFilter):
     """Tasks by name (their function's dotted path)."""
 
     title = "task"
     parameter_name = "task"
-    # The choices come from the newest tasks: a scan of every row on each page view
-    # would grow with the history.
-    RECENT = 1000
+    field = "payload__task"
 
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        recent = QueueItem.objects.filter(operation=Operation.TASK).order_by("-id")
-        names = {
-            payload.get("task", "")
-            for payload in recent.values_list("payload", flat=True)[: self.RECENT]
-        }
-        return [(name, name) for name in sorted(names) if name]
 
-    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet | None:
-        if self.value():
-            return queryset.filter(operation=Operation.TASK, payload__task=self.value())
-        return None
+class QueueNameFilter(RecentValuesFilter):
+    title = "queue name"
+    parameter_name = "queue"
+    field = "queue_name"
 
 
 class WorkerFilter(admin.SimpleListFilter):
@@ -168,12 +158,13 @@ class QueueItemAdmin(admin.ModelAdmin):
         "status",
         "operation",
         TaskNameFilter,
-        "queue_name",
+        QueueNameFilter,
         "error_type",
         RetryDueFilter,
         WorkerFilter,
+        # Not a date hierarchy: its choices read every row on each page view.
+        ("created_at", admin.DateFieldListFilter),
     )
-    date_hierarchy = "created_at"
     search_fields = (
         "document__original_filename",
         "payload__task",
@@ -184,8 +175,12 @@ class QueueItemAdmin(admin.ModelAdmin):
         "Search by job id (#123), document name, task name, error message or worker."
     )
     list_select_related = ("document",)
-    ordering = ("-created_at", "-id")
+    # Newest first, as created (ids count up): read off the primary key, where
+    # ordering by created_at sorted the whole table for each page.
+    ordering = ("-id",)
     list_per_page = 50
+    # A filtered page counts its matches, not also the whole table.
+    show_full_result_count = False
     fieldsets = (
         (
             None,
