@@ -36,7 +36,10 @@ class MultipleFileField(forms.FileField):
 class UploadForm(forms.Form):
     """Accepts what passes; keeps a reason for each file that does not."""
 
-    file = MultipleFileField(label="Files")
+    file = MultipleFileField(
+        label="Files",
+        error_messages={"required": "Choose one or more files to upload."},
+    )
     allow_duplicates = forms.BooleanField(
         required=False,
         label="Keep files I have uploaded before as new documents",

@@ -52,6 +52,7 @@ from documents.services import (
 )
 from documents.templatetags.documents_tags import (
     error_help,
+    error_label,
     format_label,
     is_active,
     status_help,
@@ -83,6 +84,8 @@ LIST_FIELDS = (
     "mime_type",
     "created_at",
     "owner",
+    "error_type",
+    "error_message",
 )
 
 
@@ -107,6 +110,10 @@ def _status_json(document: Document, pending: set[int]) -> dict:
         "error_type": document.error_type or None,
         "error_message": document.error_message or None,
         "error_help": error_help(document) or None,
+        # The short reason the list shows beside the badge.
+        "error_label": error_label(document)
+        if document.error_type and document.status != Status.COMPLETED
+        else None,
         "page_count": document.page_count,
         "thumbnail_url": reverse("documents:thumbnail", args=[document.pk])
         if document.thumbnail

@@ -152,6 +152,10 @@
             announce(row.dataset.documentName + ": " + doc.status_label);
             changed = true;
           }
+          var why = row.querySelector("[data-error-label]");
+          if (why) {
+            why.textContent = doc.error_label || "";
+          }
           row.toggleAttribute("data-active", doc.active);
           row.toggleAttribute("data-thumbnail-pending", doc.thumbnail_pending);
           showThumbnail(row.querySelector("[data-thumbnail]"), doc.thumbnail_url);
@@ -220,6 +224,7 @@
     var list = form.querySelector("[data-file-list]");
     var maxBytes = Number(form.dataset.maxBytes);
     var maxFiles = Number(form.dataset.maxFiles);
+    var blocked = form.querySelector("[data-upload-blocked]");
 
     var formatSize = function (bytes) {
       if (bytes < 1024) {
@@ -231,8 +236,12 @@
       return (bytes / 1048576).toFixed(1) + " MB";
     };
 
+    // A file over the size limit, or one too many, stops the whole upload (the
+    // server refuses the request as it streams): say so before sending anything.
+    var blocker = null;
     var showFiles = function () {
       list.innerHTML = "";
+      blocker = null;
       Array.prototype.forEach.call(input.files, function (file, index) {
         var item = document.createElement("li");
         var name = document.createElement("span");
@@ -244,15 +253,21 @@
           info.textContent = "empty: it will be refused";
         } else if (maxBytes && file.size > maxBytes) {
           item.className = "is-refused";
-          info.textContent = formatSize(file.size) + ": too large, it will be refused";
+          info.textContent = formatSize(file.size) + ": too large";
+          blocker = blocker || "“" + file.name + "” is over the limit of " +
+            formatSize(maxBytes) + " for one file. Choose the files again without it.";
         } else if (maxFiles && index >= maxFiles) {
           item.className = "is-refused";
           info.textContent = "over the limit of " + maxFiles + " files";
+          blocker = blocker || "You chose " + input.files.length +
+            " files; at most " + maxFiles + " can be uploaded at once. Choose fewer.";
         }
         item.append(name, info);
         list.append(item);
       });
       list.hidden = input.files.length === 0;
+      blocked.textContent = blocker ? "Nothing can be uploaded yet: " + blocker : "";
+      blocked.hidden = !blocker;
     };
 
     input.addEventListener("change", showFiles);
@@ -282,7 +297,12 @@
         }
       });
     });
-    form.addEventListener("submit", function () {
+    form.addEventListener("submit", function (event) {
+      if (blocker) {
+        event.preventDefault();
+        blocked.focus();
+        return;
+      }
       var button = form.querySelector("button[type=submit]");
       // Disabled after the submit has started, so the files are still sent.
       window.setTimeout(function () {

@@ -72,6 +72,26 @@ def test_list_badges_follow_changes_made_elsewhere(
     assert page.evaluate("window.__notReloaded === true")
 
 
+def test_a_failure_elsewhere_shows_its_reason_on_the_list(
+    page, live_server, user, make_document
+):
+    from playwright.sync_api import expect
+
+    doc = make_document(name="scan.pdf")
+    login(page, live_server, "alice", PASSWORD)
+    row = page.locator(f'tr[data-document-id="{doc.pk}"]')
+    expect(row.locator("[data-badge]")).to_have_text("Pending")
+    expect(row.locator("[data-error-label]")).to_be_hidden()
+
+    Document.objects.filter(pk=doc.pk).update(
+        status=Status.FAILED,
+        error_type=ErrorType.CORRUPTION,
+        error_message="The file is damaged",
+    )
+    expect(row.locator("[data-badge]")).to_have_text("Failed", timeout=10_000)
+    expect(row.locator("[data-error-label]")).to_have_text("Corrupt file")
+
+
 def test_select_download_reprocess_and_delete_several(
     page, live_server, user, make_document, screenshot_dir
 ):

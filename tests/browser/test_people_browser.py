@@ -165,3 +165,36 @@ def test_without_javascript_the_page_refreshes_itself(
         expect(page.locator(".document-text")).to_contain_text(word)
     finally:
         context.close()
+
+
+def test_a_file_over_the_limit_is_named_before_anything_is_sent(
+    page, live_server, user, settings, tmp_path
+):
+    """The server refuses the whole request for one oversized file: the page says
+    so when the files are chosen, and keeps the form instead of sending them."""
+    from playwright.sync_api import expect
+
+    from documents.models import Document
+
+    settings.MAX_UPLOAD_MB = 1
+    fine = tmp_path / "fine.txt"
+    fine.write_text("A short note.\n")
+    big = tmp_path / "big.txt"
+    big.write_bytes(b"a" * (2 * 1024 * 1024))
+    login(page, live_server, "alice", PASSWORD)
+    page.goto(f"{live_server.url}/documents/upload/")
+    page.set_input_files("input[type=file]", [str(fine), str(big)])
+    blocked = page.locator("[data-upload-blocked]")
+    expect(blocked).to_contain_text("“big.txt” is over the limit of 1.0 MB")
+    expect(page.locator("[data-file-list]")).not_to_contain_text("it will be refused")
+    mark_page(page)
+
+    page.get_by_role("button", name="Upload").click()
+    expect(blocked).to_be_focused()
+    assert_not_reloaded(page)
+    assert not Document.objects.exists()
+
+    page.set_input_files("input[type=file]", [str(fine)])
+    expect(blocked).to_be_hidden()
+    page.get_by_role("button", name="Upload").click()
+    page.wait_for_url(re.compile(r"/documents/\d+/$"))

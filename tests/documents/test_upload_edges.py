@@ -136,7 +136,9 @@ def test_no_file_chosen_on_the_form_is_still_required(user_client, media_root):
     # What a browser sends when no file was chosen: an empty name and no bytes.
     response = user_client.post(UPLOAD_URL, **multipart([("", b"")]))
     assert response.status_code == 400
-    assert response.context["form"].errors["file"] == ["This field is required."]
+    assert response.context["form"].errors["file"] == [
+        "Choose one or more files to upload."
+    ]
     assert_nothing_left(media_root)
 
 
