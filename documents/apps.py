@@ -1,4 +1,9 @@
+from __future__ import annotations
+
+from typing import Any
+
 from django.apps import AppConfig
+from django.contrib.auth.signals import user_logged_out
 
 
 class DocumentsConfig(AppConfig):
@@ -12,3 +17,12 @@ class DocumentsConfig(AppConfig):
         )
 
         jobs.register()
+        user_logged_out.connect(_say_logged_out, dispatch_uid="documents.logged_out")
+
+
+def _say_logged_out(sender: Any, request: Any, **kwargs: Any) -> None:
+    """The login page a logout lands on says it happened."""
+    if request is not None:
+        from django.contrib import messages
+
+        messages.info(request, "You are logged out.")

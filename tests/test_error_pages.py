@@ -166,3 +166,26 @@ def test_a_nul_in_an_api_address_is_a_json_400(client, user):
     response = client.get("/api/documents/?status=%00")
     assert response.status_code == 400
     assert json.loads(response.content)["error"]["code"] == "bad_request"
+
+
+def test_a_page_not_found_is_a_page_of_the_site(client, user):
+    client.force_login(user)
+    response = client.get("/documents/999999999/")
+    assert response.status_code == 404
+    page = response.content.decode()
+    assert "<title>Not found · Documents</title>" in page
+    assert 'href="/documents/"' in page
+
+
+def test_a_server_error_is_a_page_that_needs_nothing_but_its_template():
+    from documents.api_errors import server_error
+
+    response = server_error(RequestFactory().get("/documents/"))
+    assert response.status_code == 500
+    assert "Something went wrong" in response.content.decode()
+
+
+def test_logging_out_says_so_on_the_login_page(client, user):
+    client.force_login(user)
+    response = client.post("/accounts/logout/", follow=True)
+    assert "You are logged out." in response.content.decode()
