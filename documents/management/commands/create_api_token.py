@@ -28,7 +28,13 @@ class Command(BaseCommand):
         )
 
     def handle(
-        self, *, username: str, reset: bool, expires_days: int | None, **options
+        self,
+        *,
+        username: str,
+        reset: bool,
+        expires_days: int | None,
+        verbosity: int,
+        **options,
     ) -> None:
         User = get_user_model()  # noqa: N806
         try:
@@ -37,12 +43,19 @@ class Command(BaseCommand):
             raise CommandError(f"No user named “{username}”.") from None
         if reset:
             revoked = user.auth_token_set.all().delete()[0]
-            self.stderr.write(f"Revoked {revoked} token(s) of {username}.")
+            if verbosity:
+                self.stderr.write(f"Revoked {revoked} token(s) of {username}.")
         token, key = create_token(user, expires_in_days=expires_days)
-        # The key alone on stdout, so scripts can capture it; the notice on stderr.
+        # The key alone on stdout, so scripts can capture it; notices on stderr
+        # (none with -v 0).
         self.stdout.write(key)
-        self.stderr.write(
-            f"Token {token.token_key}… for {username}"
-            + (f", expires {token.expiry:%Y-%m-%d %H:%M} UTC" if token.expiry else "")
-            + ". Copy the key now: it is stored hashed and cannot be shown again."
-        )
+        if verbosity:
+            self.stderr.write(
+                f"Token {token.token_key}… for {username}"
+                + (
+                    f", expires {token.expiry:%Y-%m-%d %H:%M} UTC"
+                    if token.expiry
+                    else ""
+                )
+                + ". Copy the key now: it is stored hashed and cannot be shown again."
+            )

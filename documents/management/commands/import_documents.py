@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from collections import Counter
 from pathlib import Path
@@ -14,13 +15,14 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from documents.extractors.formats import accepted_labels, by_extension
-from documents.services import DuplicateUpload, document_create
+from documents.services import DuplicateUpload, UploadRefused, document_create
 from documents.uploads import check_upload
 from jobqueue.management.arguments import whole_number
 from jobqueue.models import MAX_PRIORITY, MIN_PRIORITY, PRIORITY_RANGE
 
 NOT_READ = "not a supported format"
 REFUSED = "refused"
+UNREADABLE = "unreadable"
 DUPLICATE = "duplicate"
 
 
@@ -68,20 +70,21 @@ class Command(BaseCommand):
         imported = 0
         # (path, why in a few words, the whole message)
         skipped = [
-            (
-                path,
-                NOT_READ,
-                f"{NOT_READ} (by its name; accepted: {accepted_labels()})",
-            )
-            for path in self.unsupported
+            (path, NOT_READ, f"{NOT_READ} (by its name)") for path in self.unsupported
         ]
         show_bar = verbosity > 0 and sys.stderr.isatty()
-        for path in tqdm(files, unit="file", disable=not show_bar, file=sys.stderr):
-            refusal = self._import(path, user, priority, allow_duplicates)
-            if refusal:
-                skipped.append((path, *refusal))
-            else:
-                imported += 1
+        done, interrupted = 0, False
+        try:
+            for path in tqdm(files, unit="file", disable=not show_bar, file=sys.stderr):
+                refusal = self._import(path, user, priority, allow_duplicates)
+                if refusal:
+                    skipped.append((path, *refusal))
+                else:
+                    imported += 1
+                done += 1
+        except KeyboardInterrupt:
+            # Each file is imported whole or not at all: say what was done.
+            interrupted = True
         total = len(files) + len(self.unsupported)
         self.stdout.write(
             f"Imported {imported} of {total} files; skipped {len(skipped)}."
@@ -90,18 +93,29 @@ class Command(BaseCommand):
             self.stdout.write(f"Left out {self.hidden} hidden files or folders.")
         for path, _why, message in skipped:
             self.stdout.write(f"  skipped {path}: {message}")
+        if self.unsupported:
+            # Once, not on each line: a folder may hold thousands of such names.
+            self.stdout.write(f"Formats accepted: {accepted_labels()}.")
+        summary = Counter(why for _, why, _ in skipped)
         if skipped:
-            summary = Counter(why for _, why, _ in skipped)
             self.stdout.write(
                 "Skipped by reason: "
                 + ", ".join(f"{why} ({count})" for why, count in summary.items())
             )
-            if summary[REFUSED]:
-                # A script must see it without reading the summary; a duplicate or a
-                # name no format has, in a folder, is no failure.
-                raise CommandError(
-                    f"{summary[REFUSED]} of the files were refused (listed above)."
-                )
+        if interrupted:
+            raise CommandError(
+                f"Interrupted after {done} of {len(files)} files. Run it again for the "
+                "rest (those it imported are then skipped as duplicates, unless "
+                "--allow-duplicates).",
+                returncode=130,
+            )
+        failed = summary[REFUSED] + summary[UNREADABLE]
+        if failed:
+            # A script must see it without reading the summary; a duplicate or a
+            # name no format has, in a folder, is no failure.
+            raise CommandError(
+                f"{failed} of the files were refused or unreadable (listed above)."
+            )
 
     def _collect(self, paths: list[str]) -> list[Path]:
         """Named files as they are; folders walked for documents only (see _walk)."""
@@ -141,12 +155,21 @@ class Command(BaseCommand):
         self, path: Path, user, priority: int, allow_duplicates: bool
     ) -> tuple[str, str] | None:
         """Import one file; None, or why it was skipped (in a few words, and whole)."""
-        with path.open("rb") as handle:
+        try:
+            # Non-blocking: a named pipe in the folder would wait for a writer forever.
+            handle = open(path, "rb", opener=_open_nonblocking)  # noqa: SIM115
+        except OSError as error:  # gone meanwhile, a dangling link, no permission
+            return UNREADABLE, f"{UNREADABLE}: {error.strerror or error}"
+        with handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                return UNREADABLE, f"{UNREADABLE}: not a regular file"
             file = File(handle, name=path.name)
             try:
                 checked = check_upload(file)
             except ValidationError as error:
                 return REFUSED, f"{REFUSED}: {' '.join(error.messages)}"
+            except OSError as error:  # a read error midway
+                return UNREADABLE, f"{UNREADABLE}: {error.strerror or error}"
             try:
                 document_create(
                     owner=user,
@@ -158,4 +181,10 @@ class Command(BaseCommand):
                 return DUPLICATE, (
                     f"{DUPLICATE}: this owner already has a file with the same content"
                 )
+            except UploadRefused as error:  # a full disk, the database
+                return REFUSED, f"{REFUSED}: {error}"
         return None
+
+
+def _open_nonblocking(path: str, flags: int) -> int:
+    return os.open(path, flags | os.O_NONBLOCK)

@@ -69,7 +69,8 @@ class Command(BaseCommand):
             "--stop-timeout",
             type=positive_seconds,
             default=60.0,
-            help="On SIGTERM/SIGINT, how long current jobs may take to finish.",
+            help="On SIGTERM/SIGINT, seconds current jobs may take to finish before "
+            "they are released (default: 60).",
         )
         parser.add_argument(
             "--queue",

@@ -19,9 +19,10 @@ class Command(BaseCommand):
         parser.add_argument(
             "--minutes",
             type=amount("minutes"),
-            default=settings.QUEUE_STALE_JOB_MINUTES,
-            help="Also rescue jobs processing longer than this "
-            "(default: QUEUE_STALE_JOB_MINUTES, 30).",
+            default=None,
+            help="Also rescue jobs processing longer than this, and at least as long "
+            "as QUEUE_EXTRACTION_TIMEOUT (default: as the workers rescue them, "
+            "QUEUE_STALE_JOB_MINUTES, 30, or twice QUEUE_EXTRACTION_TIMEOUT if more).",
         )
         parser.add_argument(
             "--heartbeat-seconds",
@@ -32,8 +33,19 @@ class Command(BaseCommand):
         )
 
     def handle(
-        self, *, minutes: float, heartbeat_seconds: float | None, **options
+        self, *, minutes: float | None, heartbeat_seconds: float | None, **options
     ) -> None:
+        # A worker stops an extraction at its timeout: a job older than that (with
+        # no progress) is not running any more; a younger one may be.
+        timeout_minutes = settings.QUEUE_EXTRACTION_TIMEOUT / 60
+        if minutes is None:
+            minutes = max(settings.QUEUE_STALE_JOB_MINUTES, 2 * timeout_minutes)
+        elif minutes < timeout_minutes:
+            raise CommandError(
+                f"--minutes {minutes:g} would take jobs from live workers: use at "
+                f"least the extraction timeout ({timeout_minutes:g} minutes, "
+                "QUEUE_EXTRACTION_TIMEOUT)."
+            )
         beats = 3 * settings.QUEUE_HEARTBEAT_INTERVAL
         if heartbeat_seconds is not None and heartbeat_seconds < beats:
             # A live worker can be silent for nearly three beats: its jobs would be
