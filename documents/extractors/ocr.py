@@ -58,6 +58,14 @@ _BAND_CELL = 4  # the page looked at 1/4 size,
 _BAND_RADIUS = 6  # averaged 6 cells either way
 _DARK = 100
 _LIGHT, _LIGHT_SHARE = 160, 0.01  # a band holds print: 1 % of it lighter than this
+# A smudge or a stamp is no band; a heading's bar across an A4 page is 2 % of it.
+_MIN_BAND_SHARE = 0.003
+# Only bands that read, lightened, as words (one the page's reading lacks) cost the
+# page a second reading (3 of the corpus's 5 scans, and a book's cover, paid one for
+# nothing: a photo's dark parts, a smudge, a title read already).
+_BAND_WORDS = 2
+_PROBE_PIXELS = 2_000_000
+_WORD = re.compile(r"\w{3,}")
 # Print whose lines are under _SMALL_LINE pixels high (a screenshot's 9-point text, a
 # fax's fine print) reads with wrong letters and digits: it is read again enlarged
 # to lines of about _GOOD_LINE pixels, at most _MAX_ENLARGED pixels in all.
@@ -201,8 +209,10 @@ class Reader:
         try:
             image = _straightened(_full_range(grey(image)))
             page = self._recognise(image)
-            lightened = _bands_lightened(image)
-            if lightened is not image:  # only pages with dark bands pay for this
+            lightened, bands = _bands_lightened(image)
+            # Only pages with dark bands pay for a look at them, and only bands
+            # with print in them for a second reading of the page.
+            if bands and self._new_print(lightened.crop(bands), page):
                 second = self._recognise(lightened)
                 if second.confident_words > page.confident_words:
                     page, image = second, lightened
@@ -217,7 +227,7 @@ class Reader:
                         page, image = turned, image.rotate(angle, expand=True)
             scale = _enlargement(page.line_height, image.size)
             if scale > 1:  # only pages of small print pay for a second reading
-                larger = self._recognise(_enlarged(image, scale))
+                larger = self._recognise(_scaled(image, scale))
                 if larger.confident_words >= page.confident_words:
                     larger.rotated = page.rotated
                     page = larger
@@ -253,6 +263,18 @@ class Reader:
             return OcrPage("")
         middle = heights[len(heights) // 2] if heights else 0
         return OcrPage(text, confidences, line_height=middle)
+
+    def _new_print(self, bands: Image.Image, page: OcrPage) -> bool:
+        """Whether ``bands``, lightened, hold words ``page`` was read without (a
+        bold headline, read already, passes for a band too)."""
+        # A band's print is a heading's or a banner's, large: a look at a page's
+        # worth of bands (a book's cover) need not cost a page's reading.
+        scale = min(1.0, (_PROBE_PIXELS / (bands.width * bands.height)) ** 0.5)
+        probe = self._recognise(_scaled(bands, scale) if scale < 1 else bands)
+        if probe.confident_words < _BAND_WORDS:
+            return False
+        seen = set(_WORD.findall(page.text.lower()))
+        return any(word not in seen for word in _WORD.findall(probe.text.lower()))
 
     def _orientation(self, image: Image.Image) -> int:
         self.osd.SetImage(image)
@@ -339,21 +361,29 @@ def _skew(image: Image.Image) -> float:
     return angle
 
 
-def _bands_lightened(image: Image.Image) -> Image.Image:
+def _bands_lightened(
+    image: Image.Image,
+) -> tuple[Image.Image, tuple[int, int, int, int] | None]:
     """The grey page with its dark bands (white print on black or colour) turned
-    light with dark print; the page itself when it has none (a few ms to tell)."""
+    light with dark print, and the box around them; the page itself and None when
+    it has none (a few ms to tell)."""
     from PIL import Image, ImageFilter, ImageOps, ImageStat
 
     small = image.reduce(_BAND_CELL).filter(ImageFilter.BoxBlur(_BAND_RADIUS))
     bands = small.point(lambda v: 255 if v < _DARK else 0)
-    if not bands.getbbox():
-        return image
+    box = bands.getbbox()
+    if not box or bands.histogram()[255] < _MIN_BAND_SHARE * small.width * small.height:
+        return image, None
     # A shadow on a photographed page is dark too, but holds no light print.
     light = image.point(lambda v: 255 if v > _LIGHT else 0).reduce(_BAND_CELL)
     if ImageStat.Stat(light, mask=bands).mean[0] < _LIGHT_SHARE * 255:
-        return image
+        return image, None
     bands = bands.resize(image.size, Image.Resampling.NEAREST)
-    return Image.composite(ImageOps.invert(image), image, bands)
+    lightened = Image.composite(ImageOps.invert(image), image, bands)
+    return lightened, tuple(
+        min(side * _BAND_CELL, most)
+        for side, most in zip(box, image.size * 2, strict=True)
+    )
 
 
 def _enlargement(line_height: int, size: tuple[int, int]) -> float:
@@ -366,7 +396,7 @@ def _enlargement(line_height: int, size: tuple[int, int]) -> float:
     return max(1.0, min(_GOOD_LINE / line_height, room))
 
 
-def _enlarged(image: Image.Image, scale: float) -> Image.Image:
+def _scaled(image: Image.Image, scale: float) -> Image.Image:
     from PIL import Image
 
     size = (round(image.width * scale), round(image.height * scale))
