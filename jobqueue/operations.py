@@ -40,6 +40,10 @@ class JobKind:
     # In the transaction that marks the item failed or retry_pending (a failed or
     # lost attempt), or cancelled.
     on_failure: Callable[[Any, Any], None] | None = None
+    # Optional: ``on_failure`` for many items the queue ended alike, in one
+    # transaction (a bulk cancel), in a few statements whatever their number. Where
+    # absent, ``on_failure`` is called for each item.
+    on_failures: Callable[[list[Any], Any], None] | None = None
     # A table whose row ``id = document_id`` follows the item's state: its columns
     # status and updated_at (and error_type, error_message) are written by the queue's
     # own statements, in the transaction that changes the item; the hot ones (claim,

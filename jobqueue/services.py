@@ -384,10 +384,19 @@ class QueueManager:
             **reason,
         )
         # Only kinds that keep their own record of failures (tasks) need the items.
-        told = {kind.name for kind in operations.kinds() if kind.on_failure}
-        if told & {operation for _, operation, _ in rows}:
+        told = {kind.name: kind for kind in operations.kinds() if kind.on_failure}
+        if told.keys() & {operation for _, operation, _ in rows}:
+            outcome = _queue_outcome(message or "Cancelled before it ran.")
+            by_kind: dict[str, list[QueueItem]] = {}
             for item in QueueItem.objects.filter(pk__in=ids, operation__in=told):
-                _tell_failure(item, message or "Cancelled before it ran.")
+                by_kind.setdefault(item.operation, []).append(item)
+            for name, ended in by_kind.items():
+                kind = told[name]
+                if kind.on_failures:
+                    kind.on_failures(ended, outcome)
+                else:
+                    for item in ended:
+                        kind.on_failure(item, outcome)
         return ids
 
     def shift_priority(self, job_ids: Iterable[int], step: int) -> int:
@@ -785,11 +794,14 @@ def _tell_failure(item: QueueItem, message: str) -> None:
     it among its errors and, once the job is over, announces that it finished."""
     kind = operations.get(item.operation)
     if kind is not None and kind.on_failure:
-        from jobqueue.runner import Outcome
+        kind.on_failure(item, _queue_outcome(message))
 
-        kind.on_failure(
-            item, Outcome(False, error_type=ErrorType.UNKNOWN, error_message=message)
-        )
+
+def _queue_outcome(message: str) -> Any:
+    """The ``Outcome`` of an attempt, or a job, the queue ended itself."""
+    from jobqueue.runner import Outcome
+
+    return Outcome(False, error_type=ErrorType.UNKNOWN, error_message=message)
 
 
 def _batches(ids: Iterable[int], size: int) -> Iterator[list[int]]:

@@ -8,7 +8,9 @@ change of the imports below.
 from __future__ import annotations
 
 import json
+import logging
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
@@ -47,6 +49,8 @@ ATTEMPT_OUTCOMES = (
     ExtractionMetric.Outcome.FAILED,
     ExtractionMetric.Outcome.RESCUED,
 )
+
+logger = logging.getLogger(__name__)
 
 
 class QueueBackend(BaseTaskBackend):
@@ -159,25 +163,52 @@ def _task(
     return task.using(run_after=parse_datetime(run_after)) if run_after else task
 
 
-def _worker_ids(item: QueueItem) -> list[str]:
+def _worker_ids(
+    item: QueueItem, earlier_workers: dict[int, dict[int, str]] | None = None
+) -> list[str]:
     """The worker of each attempt (``TaskResult.attempts`` counts them). The item
     names the current or last attempt's; the metrics rows name the earlier ones,
     and a lost one's (a rescue clears ``claimed_by``). Only a retried or rescued
-    task costs the query."""
-    last = [item.claimed_by] if item.claimed_by and item.attempts else []
+    task costs the query, unless ``earlier_workers`` (``_earlier_workers``) has them."""
+    last = _last_worker(item)
     earlier = item.attempts - len(last)
     if earlier <= 0:
         return last
-    rows = ExtractionMetric.objects.filter(
-        job_id=item.pk, attempt__lte=earlier, outcome__in=ATTEMPT_OUTCOMES
-    ).order_by("id")
-    # The latest row of each attempt: a job retried from failed counts again from 1.
-    by_attempt = dict(rows.values_list("attempt", "worker_id"))
+    if earlier_workers is None:
+        earlier_workers = _earlier_workers([item])
+    by_attempt = earlier_workers.get(item.pk, {})
     return [by_attempt.get(n, "") for n in range(1, earlier + 1)] + last
 
 
-def task_result(item: QueueItem) -> TaskResult:
-    """The queue item as Django's ``TaskResult``."""
+def _last_worker(item: QueueItem) -> list[str]:
+    return [item.claimed_by] if item.claimed_by and item.attempts else []
+
+
+def _earlier_workers(items: Iterable[QueueItem]) -> dict[int, dict[int, str]]:
+    """The workers of the items' attempts before the last, by item and attempt, in
+    one query (none when no item had any)."""
+    counts = {item.pk: item.attempts - len(_last_worker(item)) for item in items}
+    earlier = {pk: count for pk, count in counts.items() if count > 0}
+    if not earlier:
+        return {}
+    rows = ExtractionMetric.objects.filter(
+        job_id__in=list(earlier), outcome__in=ATTEMPT_OUTCOMES
+    ).order_by("id")
+    # The latest row of each attempt: a job retried from failed counts again from 1.
+    workers: dict[int, dict[int, str]] = {}
+    for job_id, attempt, worker_id in rows.values_list(
+        "job_id", "attempt", "worker_id"
+    ):
+        if attempt <= earlier[job_id]:
+            workers.setdefault(job_id, {})[attempt] = worker_id
+    return workers
+
+
+def task_result(
+    item: QueueItem, earlier_workers: dict[int, dict[int, str]] | None = None
+) -> TaskResult:
+    """The queue item as Django's ``TaskResult`` (``earlier_workers``: see
+    ``_worker_ids``)."""
     payload = item.payload
     task = _task(
         payload["task"],
@@ -198,7 +229,7 @@ def task_result(item: QueueItem) -> TaskResult:
         kwargs=payload["kwargs"],
         backend=payload["backend"],
         errors=[TaskError(**error) for error in payload.get("errors", [])],
-        worker_ids=_worker_ids(item),
+        worker_ids=_worker_ids(item, earlier_workers),
     )
     object.__setattr__(result, "_return_value", item.result)
     return result
@@ -222,22 +253,41 @@ def _run(item: QueueItem) -> Any:
 
 def _failed(item: QueueItem, outcome: Any) -> None:
     """Store the attempt's error beside the earlier ones (TaskResult.errors)."""
+    item.payload = _with_error(item.payload, _error(outcome))
+    QueueItem.objects.filter(pk=item.pk).update(payload=item.payload)
+    _finished_on_commit([item.pk])
+
+
+def _failures(items: list[QueueItem], outcome: Any) -> None:
+    """``_failed`` for many items the queue ended alike (a bulk cancel): their
+    errors written in one statement, and one read after the commit to announce
+    them."""
+    error = _error(outcome)
+    for item in items:
+        item.payload = _with_error(item.payload, error)
+    QueueItem.objects.bulk_update(items, ["payload"])
+    _finished_on_commit([item.pk for item in items])
+
+
+def _error(outcome: Any) -> dict[str, str]:
+    """The failed attempt's entry in ``TaskResult.errors``."""
     exc = outcome.result
     if isinstance(exc, BaseException):
-        error = {
+        return {
             "exception_class_path": get_module_path(type(exc)),
             "traceback": get_exception_traceback(exc),
         }
-    else:
-        # The queue failed the attempt itself (the database refused the result):
-        # its class, so that TaskError.exception_class resolves, and its message.
-        error = {
-            "exception_class_path": get_module_path(JobFailed),
-            "traceback": outcome.error_message,
-        }
-    item.payload = {**item.payload, "errors": [*item.payload.get("errors", []), error]}
-    QueueItem.objects.filter(pk=item.pk).update(payload=item.payload)
-    _finished_on_commit(item.pk)
+    # The queue failed the attempt itself (the database refused the result, a
+    # cancel, a rescue): its class, so that TaskError.exception_class resolves,
+    # and its message.
+    return {
+        "exception_class_path": get_module_path(JobFailed),
+        "traceback": outcome.error_message,
+    }
+
+
+def _with_error(payload: dict[str, Any], error: dict[str, str]) -> dict[str, Any]:
+    return {**payload, "errors": [*payload.get("errors", []), error]}
 
 
 def _succeeded(item: QueueItem, value: Any) -> None:
@@ -250,18 +300,27 @@ def _succeeded(item: QueueItem, value: Any) -> None:
     )
 
 
-def _finished_on_commit(item_id: int) -> None:
-    """After a failed attempt: ``task_finished`` if it was the last one (or the job
-    was cancelled)."""
+def _finished_on_commit(item_ids: list[int]) -> None:
+    """After failed attempts: ``task_finished`` for each item whose attempt was the
+    last one (or whose job was cancelled), read in one query."""
 
     def send() -> None:
-        item = QueueItem.objects.filter(pk=item_id).first()
-        if item is not None and item.status in (Status.FAILED, Status.CANCELLED):
-            result = task_result(item)
-            task_finished.send(_sender(result), task_result=result)
+        items = list(
+            QueueItem.objects.filter(
+                pk__in=item_ids, status__in=(Status.FAILED, Status.CANCELLED)
+            )
+        )
+        earlier_workers = _earlier_workers(items)
+        for item in items:
+            # A receiver's error, or a task path that no longer imports, is logged
+            # and the others still hear of theirs; it never reaches the worker or
+            # the operator, whose transaction has committed.
+            try:
+                result = task_result(item, earlier_workers)
+                task_finished.send(_sender(result), task_result=result)
+            except Exception:
+                logger.exception("Could not announce that task %s finished.", item.pk)
 
-    # Robust: a receiver's error, or a task path that no longer imports, is logged;
-    # it never reaches the worker, whose transaction has committed.
     transaction.on_commit(send, robust=True)
 
 
@@ -273,5 +332,6 @@ def register() -> None:
             result=lambda value: value,
             on_success=_succeeded,
             on_failure=_failed,
+            on_failures=_failures,
         )
     )
