@@ -246,7 +246,9 @@ admin.site.unregister(AccessAttempt)
 class LoginAttemptAdmin(AccessAttemptAdmin):
     """django-axes' admin, with its clean-up action working outside a login request."""
 
-    @admin.action(description="Clean up expired attempts")
+    # Deletes records: not for staff who may only look (axes' own action has no
+    # permission, so anyone who can see the list could run it).
+    @admin.action(description="Clean up expired attempts", permissions=["delete"])
     def cleanup_expired_attempts(
         self, request: HttpRequest, queryset: QuerySet
     ) -> None:

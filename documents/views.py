@@ -444,9 +444,12 @@ def download(request: HttpRequest, pk: int) -> FileResponse:
         stream = document.file.open("rb")
     except FileNotFoundError:
         raise Http404("The stored file is missing.") from None
-    return FileResponse(
+    response = FileResponse(
         stream,
         as_attachment=True,
         filename=document.original_filename,
         content_type=document.mime_type,
     )
+    # An uploaded HTML or SVG file opened anyway runs nothing in the site's origin.
+    response["Content-Security-Policy"] = "sandbox; default-src 'none'"
+    return response
