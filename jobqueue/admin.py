@@ -31,7 +31,13 @@ from jobqueue import dashboard, operations
 
 # Importing it registers the workers' and the metrics' admin too.
 from jobqueue.admin_monitoring import RecentValuesFilter
-from jobqueue.dashboard import can_clear, document_link, short_duration, status_badge
+from jobqueue.dashboard import (
+    can_clear,
+    document_link,
+    paused_banner,
+    short_duration,
+    status_badge,
+)
 from jobqueue.models import (
     ACTIVE_STATUSES,
     FINISHED_STATUSES,
@@ -39,11 +45,9 @@ from jobqueue.models import (
     WAITING_STATUSES,
     ErrorType,
     Operation,
-    QueueControl,
     QueueItem,
     Status,
     WorkerHeartbeat,
-    is_operator,
 )
 from jobqueue.retry import PERMANENT_ERROR_TYPES, is_retryable
 from jobqueue.services import QueueManager
@@ -751,8 +755,7 @@ class QueueItemAdmin(admin.ModelAdmin):
         item = self.get_object(request, object_id)
         extra: dict[str, Any] = {}
         if item is not None and item.status in WAITING_STATUSES:
-            extra["queue_paused"] = QueueControl.is_paused()
-            extra["can_resume"] = is_operator(request.user)
+            extra |= paused_banner(request)
         if item is not None and self.has_change_permission(request):
             extra |= {
                 "can_retry": item.status == Status.FAILED,
@@ -776,8 +779,7 @@ class QueueItemAdmin(admin.ModelAdmin):
         extra = {
             # The queue's eleven columns need the room the app sidebar takes.
             "is_nav_sidebar_enabled": False,
-            "queue_paused": QueueControl.is_paused(),
-            "can_resume": is_operator(request.user),
+            **paused_banner(request),
             "can_clear": can_clear(self, request),
             **(extra_context or {}),
         }

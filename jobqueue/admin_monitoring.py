@@ -16,7 +16,6 @@ from jobqueue.dashboard import badge, document_link, job_link, short_duration
 from jobqueue.models import (
     LIVENESS,
     ExtractionMetric,
-    QueueControl,
     WorkerHeartbeat,
     is_operator,
 )
@@ -90,11 +89,7 @@ class WorkerHeartbeatAdmin(OperatorsMayView, admin.ModelAdmin):
     def changelist_view(
         self, request: HttpRequest, extra_context: dict[str, Any] | None = None
     ) -> HttpResponse:
-        extra = {
-            "queue_paused": QueueControl.is_paused(),
-            "can_resume": is_operator(request.user),
-            **(extra_context or {}),
-        }
+        extra = {**dashboard.paused_banner(request), **(extra_context or {})}
         return super().changelist_view(request, extra_context=extra)
 
     def has_add_permission(self, request: HttpRequest) -> bool:

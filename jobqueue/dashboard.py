@@ -286,6 +286,15 @@ class ClearOldForm(forms.Form):
     )
 
 
+def paused_banner(request: HttpRequest) -> dict[str, bool]:
+    """What the paused banner (admin/jobqueue/paused_banner.html) needs: whether
+    processing is paused, and whether this person may resume it."""
+    return {
+        "queue_paused": QueueControl.is_paused(),
+        "can_resume": is_operator(request.user),
+    }
+
+
 def can_clear(model_admin: ModelAdmin, request: HttpRequest) -> bool:
     """Clearing old entries is an operator's task, or deleting items' own right."""
     return is_operator(request.user) or model_admin.has_delete_permission(request)

@@ -4,8 +4,6 @@ does not grow with the number of tasks."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
@@ -24,19 +22,6 @@ CANCELLED = (
     f"{JobFailed.__module__}.{JobFailed.__qualname__}",
     "Cancelled before it ran.",
 )
-
-
-@pytest.fixture
-def finished() -> Iterator[list]:
-    """The results ``task_finished`` announces during the test."""
-    received = []
-
-    def on_finished(sender, task_result, **kwargs):
-        received.append(task_result)
-
-    task_finished.connect(on_finished)
-    yield received
-    task_finished.disconnect(on_finished)
 
 
 def enqueue(n: int) -> list[int]:

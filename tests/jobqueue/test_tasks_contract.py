@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from io import StringIO
 
@@ -18,7 +17,6 @@ from django.db import connection, transaction
 from django.utils import timezone as dj_timezone
 from django_tasks import TaskResultStatus, default_task_backend
 from django_tasks.exceptions import InvalidTaskError, TaskResultDoesNotExist
-from django_tasks.signals import task_finished
 
 from jobqueue.child import JobFailed
 from jobqueue.models import ExtractionMetric, QueueItem, WorkerHeartbeat
@@ -254,19 +252,6 @@ def test_a_lost_attempt_keeps_the_id_of_the_worker_that_lost_it():
     result.refresh()
     assert (result.status, result.attempts) == (TaskResultStatus.READY, 1)
     assert result.worker_ids == ["ghost-worker"]
-
-
-@pytest.fixture
-def finished() -> Iterator[list]:
-    """The results ``task_finished`` announces during the test."""
-    received = []
-
-    def on_finished(sender, task_result, **kwargs):
-        received.append(task_result)
-
-    task_finished.connect(on_finished)
-    yield received
-    task_finished.disconnect(on_finished)
 
 
 def test_a_lost_attempt_is_among_the_errors_and_the_last_one_finishes_the_task(
