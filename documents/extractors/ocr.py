@@ -221,10 +221,11 @@ class Reader:
             if self.osd is not None and page.doubtful:
                 angle = self._orientation(image)
                 if angle:
-                    turned = self._recognise(image.rotate(angle, expand=True))
+                    upright = image.rotate(angle, expand=True)
+                    turned = self._recognise(upright)
                     if turned.confident_words > page.confident_words:
                         turned.rotated = angle
-                        page, image = turned, image.rotate(angle, expand=True)
+                        page, image = turned, upright
             scale = _enlargement(page.line_height, image.size)
             if scale > 1:  # only pages of small print pay for a second reading
                 larger = self._recognise(_scaled(image, scale))
@@ -413,15 +414,14 @@ def _full_range(image: Image.Image) -> Image.Image:
 
 
 def grey(image: Image.Image) -> Image.Image:
-    """An 8-bit grey image; transparency becomes white paper, not black."""
+    """An 8-bit grey image; transparency becomes paper (``_paper``), not black."""
     from PIL import Image
 
     if image.mode == "L":
         return image
-    if image.mode in ("P", "PA"):
-        image = image.convert("RGBA")
-    if image.mode in ("RGBA", "LA", "RGBa", "La"):
-        image = image.convert("RGBA")
+    if image.mode in ("P", "PA", "RGBA", "LA", "RGBa", "La"):
+        if image.mode != "RGBA":  # converting to its own mode would copy it
+            image = image.convert("RGBA")
         paper = Image.new("RGBA", image.size, _paper(image))
         paper.alpha_composite(image)
         image = paper
