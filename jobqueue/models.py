@@ -221,6 +221,17 @@ def stale_after(heartbeat_interval: float | None = None) -> float:
     return max(settings.QUEUE_STALE_WORKER_SECONDS, 3 * heartbeat_interval)
 
 
+def stale_job_after(
+    extraction_timeout: float | None = None, minutes: float | None = None
+) -> float:
+    """Minutes processing after which a job is presumed lost (rescued by age):
+    ``minutes`` or ``QUEUE_STALE_JOB_MINUTES``, and never less than twice the
+    extraction timeout: a job older than that cannot be running any more."""
+    if extraction_timeout is None:
+        extraction_timeout = settings.QUEUE_EXTRACTION_TIMEOUT
+    return max(minutes or settings.QUEUE_STALE_JOB_MINUTES, 2 * extraction_timeout / 60)
+
+
 class WorkerHeartbeatQuerySet(models.QuerySet["WorkerHeartbeat"]):
     """The one definition of a worker's state, by the database's clock: stopped
     (it said so), alive (a beat within ``stale_after``), or stale (neither)."""

@@ -27,6 +27,7 @@ from jobqueue.models import (
     Status,
     WorkerHeartbeat,
     stale_after,
+    stale_job_after,
 )
 from jobqueue.runner import Flight, JobReleased, JobRunner, Outcome
 from jobqueue.services import QueueManager
@@ -181,11 +182,7 @@ class ExtractionWorker:
         self.stale_worker_seconds = stale_worker_seconds or stale_after(
             heartbeat_interval
         )
-        # A job older than twice the hard timeout cannot be running any more.
-        self.stale_job_minutes = max(
-            stale_job_minutes or settings.QUEUE_STALE_JOB_MINUTES,
-            2 * extraction_timeout / 60,
-        )
+        self.stale_job_minutes = stale_job_after(extraction_timeout, stale_job_minutes)
         self.queue = QueueManager()
         self.runner = JobRunner(
             self.queue,

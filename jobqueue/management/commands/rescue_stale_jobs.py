@@ -6,6 +6,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from jobqueue.management.arguments import amount
+from jobqueue.models import stale_job_after
 from jobqueue.services import QueueManager
 
 
@@ -39,7 +40,7 @@ class Command(BaseCommand):
         # no progress) is not running any more; a younger one may be.
         timeout_minutes = settings.QUEUE_EXTRACTION_TIMEOUT / 60
         if minutes is None:
-            minutes = max(settings.QUEUE_STALE_JOB_MINUTES, 2 * timeout_minutes)
+            minutes = stale_job_after()
         elif minutes < timeout_minutes:
             raise CommandError(
                 f"--minutes {minutes:g} would take jobs from live workers: use at "
