@@ -126,7 +126,7 @@ def _detect(fh: BinaryIO) -> Format | None:
     for fmt in FORMATS:
         # A textual format's signature is as sure as a binary one's, whatever follows
         # it: an RTF opening with a picture's raw bytes (\bin) is an RTF all the same.
-        if fmt.textual and fmt.signatures and prefix.startswith(fmt.signatures):
+        if fmt.textual and fmt.signed(prefix):
             return fmt
     if not prefix.strip(b"\x00"):
         return TEXT if _text_after_nuls(fh) else None

@@ -52,17 +52,17 @@ class Format:
         """True when this product extracts text from the format."""
         return bool(self.extractor)
 
+    def signed(self, prefix: bytes) -> bool:
+        """True when a file's first bytes are one of this format's signatures."""
+        return bool(self.signatures) and prefix.startswith(self.signatures)
+
     def matches(self, prefix: bytes) -> bool:
         """True when a file's first bytes carry this format's signature."""
-        if self.signatures and prefix.startswith(self.signatures):
-            return True
-        return self.sniff is not None and self.sniff(prefix)
+        return self.signed(prefix) or (self.sniff is not None and self.sniff(prefix))
 
     def surely_matches(self, prefix: bytes) -> bool:
         """True when the bytes carry this format's signature or pass its sure test."""
-        if self.signatures and prefix.startswith(self.signatures):
-            return True
-        return self.sure is not None and self.sure(prefix)
+        return self.signed(prefix) or (self.sure is not None and self.sure(prefix))
 
     def refuse(self) -> ExtractionError:
         """The error for a file of a refused format."""
