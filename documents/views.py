@@ -52,7 +52,7 @@ from documents.services import (
 )
 from documents.templatetags.documents_tags import (
     error_help,
-    error_label,
+    failure_label,
     format_label,
     is_active,
     status_help,
@@ -110,10 +110,7 @@ def _status_json(document: Document, pending: set[int]) -> dict:
         "error_type": document.error_type or None,
         "error_message": document.error_message or None,
         "error_help": error_help(document) or None,
-        # The short reason the list shows beside the badge.
-        "error_label": error_label(document)
-        if document.error_type and document.status != Status.COMPLETED
-        else None,
+        "error_label": failure_label(document) or None,
         "page_count": document.page_count,
         "thumbnail_url": reverse("documents:thumbnail", args=[document.pk])
         if document.thumbnail

@@ -75,6 +75,15 @@ def error_label(document: Document) -> str:
 
 
 @register.filter
+def failure_label(document: Document) -> str:
+    """The short reason the list shows beside a document's badge: its problem's,
+    unless it has none or completed all the same."""
+    if not document.error_type or document.status == Status.COMPLETED:
+        return ""
+    return error_label(document)
+
+
+@register.filter
 def may_succeed_again(document: Document) -> bool:
     """Whether reprocessing could change the outcome (not for a damaged, locked or
     unsupported file: the same bytes fail the same way)."""
