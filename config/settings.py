@@ -41,7 +41,7 @@ INSTALLED_APPS = [
     "django_tasks",
     "documents",
     "jobqueue",
-    "ops",
+    "ops",  # last: its ready() ends the start-up (manage.py)
 ]
 
 MIDDLEWARE = [

@@ -227,6 +227,27 @@ def test_a_bad_setting_stops_a_command_at_start_up(child_env):
     assert "auto, pdfium, pdfplumber" in result.stderr
 
 
+@pytest.mark.django_db
+def test_a_command_runs_with_the_collector_on_and_start_up_frozen(child_env):
+    # manage.py turns the collector off for Django's start-up only.
+    result = subprocess.run(
+        [
+            sys.executable,
+            "manage.py",
+            "shell",
+            "-v0",
+            "-c",
+            "import gc; print(gc.isenabled(), gc.get_freeze_count() > 10_000)",
+        ],
+        cwd=REPO_ROOT,
+        env=child_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.stdout.split() == ["True", "True"], result.stderr
+
+
 @pytest.mark.django_db(transaction=True)
 def test_json_logs_have_one_object_per_line_with_the_job(
     child_env, make_document, queue
