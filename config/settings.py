@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -284,11 +285,25 @@ X_FRAME_OPTIONS = "DENY"
 # plain: one readable line per record; json: one JSON object per line (with the job's
 # fields on job events), for log collectors. A wrong value fails the system check.
 LOG_FORMAT = env.str("LOG_FORMAT", default="plain")
+# Both formats stamp records in UTC, ISO 8601 with milliseconds and a Z
+# (2025-01-31T14:05:09.042Z): the same on every host, whatever TIME_ZONE or TZ say,
+# so logs of several hosts sort and merge as they are. Set on the formatters as
+# attributes (dictConfig's "."), stdlib's formatTime does the rest. Lower case: a
+# part of LOGGING, not a setting of its own.
+utc_timestamps = {
+    "converter": time.gmtime,
+    "default_time_format": "%Y-%m-%dT%H:%M:%S",
+    "default_msec_format": "%s.%03dZ",
+}
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {
-        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "plain": {
+            "()": "logging.Formatter",
+            "fmt": "%(asctime)s %(levelname)s %(name)s %(message)s",
+            ".": utc_timestamps,
+        },
         "json": {
             "()": "pythonjsonlogger.json.JsonFormatter",
             "format": "%(asctime)s %(levelname)s %(name)s %(message)s",
@@ -297,6 +312,7 @@ LOGGING = {
                 "levelname": "level",
                 "name": "logger",
             },
+            ".": utc_timestamps,
         },
     },
     "handlers": {

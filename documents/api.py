@@ -6,10 +6,15 @@ the shape of documents/api_errors.py; the schema at /api/schema/ comes from here
 
 from __future__ import annotations
 
+import hashlib
+import json
+
 from django.db.models import prefetch_related_objects
-from django.http import Http404
+from django.http import Http404, HttpResponseBase
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema
+from django.utils.cache import get_conditional_response, patch_cache_control
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.exceptions import (
     APIException,
@@ -89,6 +94,14 @@ class AlreadyQueued(APIException):
 
     status_code = status.HTTP_409_CONFLICT
     default_code = "already_queued"
+
+
+class PreconditionFailed(APIException):
+    """412: an ``If-Match`` that names no version the document has now."""
+
+    status_code = status.HTTP_412_PRECONDITION_FAILED
+    default_code = "precondition_failed"
+    default_detail = "The document has changed since the version If-Match names."
 
 
 class JSONOnly(DefaultContentNegotiation):
@@ -329,17 +342,79 @@ class DocumentList(generics.ListAPIView):
         )
 
 
+def _etag(representation: dict) -> str:
+    """A weak validator of a document as the API shows it, its text left out.
+
+    Whatever the answer shows but the text is hashed (status, errors, page count,
+    title, tags, times...). The text changes only with a new result, which sets
+    ``processed_at`` and, with the status, ``updated_at``: so the tag changes with
+    the text too, and checking it never reads the text. Weak (``W/``): the same
+    document may be sent as other bytes (``Accept: application/json; indent=2``).
+    """
+    shown = {key: value for key, value in representation.items() if key != "text"}
+    canonical = json.dumps(shown, sort_keys=True, separators=(",", ":"), default=str)
+    digest = hashlib.sha256(canonical.encode()).hexdigest()[:32]
+    return f'W/"{digest}"'
+
+
+def _revalidate(response: HttpResponseBase, etag: str) -> HttpResponseBase:
+    """Send the tag, and ask every cache to check it before reusing the answer
+    (private: it is one person's document)."""
+    response["ETag"] = etag
+    patch_cache_control(response, private=True, no_cache=True)
+    return response
+
+
 class DocumentDetail(generics.GenericAPIView):
     """One of your documents (staff: anyone's)."""
 
     serializer_class = DocumentDetailSerializer
     content_negotiation_class = JSONOnly
 
-    @extend_schema(responses=DocumentDetailSerializer)
-    def get(self, request: Request, pk: int) -> Response:
-        """Status, error, page count and text."""
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "If-None-Match",
+                OpenApiTypes.STR,
+                OpenApiParameter.HEADER,
+                description="The ETag of an earlier answer: 304, without a body, "
+                "while the document (status, error, text, ...) is unchanged.",
+            ),
+            OpenApiParameter(
+                "ETag",
+                OpenApiTypes.STR,
+                OpenApiParameter.HEADER,
+                response=[200, 304],
+                description="The document's version; it changes whenever anything "
+                "in the answer does.",
+            ),
+        ],
+        responses={
+            200: DocumentDetailSerializer,
+            304: OpenApiResponse(
+                description="Not modified since the ETag given in If-None-Match."
+            ),
+        },
+    )
+    def get(self, request: Request, pk: int) -> HttpResponseBase:
+        """Status, error, page count and text; an ETag, for polling with
+        If-None-Match (304 while nothing changed)."""
+        if "If-None-Match" in request.headers or "If-Match" in request.headers:
+            # Compared on the document without its text: a poll of an unchanged
+            # document reads no text at all.
+            document = _document(request, pk)
+            prefetch_related_objects([document], "tags")
+            shown = DocumentSerializer(document, context=self.get_serializer_context())
+            etag = _etag(shown.data)
+            answer = get_conditional_response(request, etag=etag)
+            if answer is not None and answer.status_code == 412:
+                raise PreconditionFailed()
+            if answer is not None:
+                return _revalidate(answer, etag)
+        # Read again, with the text: the tag must describe the same read as the body.
         document = _document(request, pk, text=True)
-        return Response(self.get_serializer(document).data)
+        data = self.get_serializer(document).data
+        return _revalidate(Response(data), _etag(data))
 
     @extend_schema(responses={204: None})
     def delete(self, request: Request, pk: int) -> Response:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 
@@ -17,6 +18,10 @@ from jobqueue.management.arguments import (
 )
 from jobqueue.models import QueueControl, QueueItem, stale_after
 from jobqueue.worker import ExtractionWorker, register_signal_handlers
+
+# ``--once --exit-code``: the run went through, and at least one job failed in it. Apart
+# from Django's 1 (the command could not run) and argparse's 2 (bad options).
+EXIT_JOBS_FAILED = 3
 
 
 class Command(BaseCommand):
@@ -96,6 +101,21 @@ class Command(BaseCommand):
             help="With --once: take no job that would not finish within this time; "
             "release one still running at the end (default: CRON_BUDGET_SECONDS).",
         )
+        parser.add_argument(
+            "--json",
+            action="store_true",
+            dest="as_json",
+            help="With --once: print one JSON object instead of the sentence: "
+            '{"processed", "completed", "failed", "paused"}, as POST /queue/cron/ '
+            "answers.",
+        )
+        parser.add_argument(
+            "--exit-code",
+            action="store_true",
+            help=f"With --once: exit with status {EXIT_JOBS_FAILED} when a job failed "
+            "in this run (default: 0 whatever the jobs' outcomes; 1 when the command "
+            "could not run, 2 for bad options).",
+        )
 
     def handle(
         self,
@@ -110,12 +130,16 @@ class Command(BaseCommand):
         limit: int | None,
         budget: float | None,
         queues: list[str] | None,
+        as_json: bool,
+        exit_code: bool,
         verbosity: int,
         **options,
     ) -> None:
         if not once and (limit is not None or budget is not None):
             # A cron line without --once would start a pool that never ends, each run.
             raise CommandError("--limit and --budget apply only with --once.")
+        if not once and (as_json or exit_code):
+            raise CommandError("--json and --exit-code apply only with --once.")
         if 3 * heartbeat_interval > stale_after():
             # Workers run with the settings judge this one by stale_after(): beating
             # less often, it would look dead to them, and its jobs would run twice.
@@ -142,11 +166,18 @@ class Command(BaseCommand):
             # told otherwise.
             worker = ExtractionWorker(num_workers=workers or 1, name="cron", **options)
             register_signal_handlers(worker, stop_timeout=stop_timeout)
-            self._run_once(
+            counts = self._run_once(
                 worker,
                 limit,
                 settings.CRON_BUDGET_SECONDS if budget is None else budget,
+                as_json=as_json,
             )
+            if exit_code and counts["failed"]:
+                raise CommandError(
+                    f"{counts['failed']} of {counts['processed']} jobs failed in "
+                    "this run.",
+                    returncode=EXIT_JOBS_FAILED,
+                )
             return
         workers = workers or settings.QUEUE_WORKERS
         worker = ExtractionWorker(num_workers=workers, **options)
@@ -159,11 +190,22 @@ class Command(BaseCommand):
         self.stdout.write("Stopped.")
 
     def _run_once(
-        self, worker: ExtractionWorker, limit: int | None, budget: float
-    ) -> None:
+        self,
+        worker: ExtractionWorker,
+        limit: int | None,
+        budget: float,
+        *,
+        as_json: bool,
+    ) -> dict[str, int | bool]:
+        """Drain what is due; print and return the counts, and whether an operator
+        has paused processing (then nothing is done)."""
         if QueueControl.is_paused():
-            self.stdout.write("Processing is paused by an operator: nothing done.")
-            return
+            counts = {"processed": 0, "completed": 0, "failed": 0, "paused": True}
+            if as_json:
+                self.stdout.write(json.dumps(counts))
+            else:
+                self.stdout.write("Processing is paused by an operator: nothing done.")
+            return counts
         progress = None
         if self.stdout.isatty():
             from tqdm import tqdm
@@ -179,11 +221,15 @@ class Command(BaseCommand):
             # Not ``if progress``: a bar of unknown length has no truth value.
             if progress is not None:
                 progress.close()
-        self.stdout.write(
-            "Processed {processed} jobs: {completed} completed, {failed} failed.".format(
-                **counts
+        counts = {**counts, "paused": False}
+        if as_json:
+            self.stdout.write(json.dumps(counts))
+        else:
+            self.stdout.write(
+                "Processed {processed} jobs: {completed} completed, {failed} "
+                "failed.".format(**counts)
             )
-        )
+        return counts
 
     def _configure_logging(self, verbosity: int) -> None:
         level = {0: logging.WARNING, 1: logging.INFO}.get(verbosity, logging.DEBUG)
