@@ -236,8 +236,12 @@ def eml_bytes(
         else:
             message.add_alternative(html, subtype="html")
     for name in attachments:
+        # A real PDF: attached documents are read, and a broken one is noted.
         message.add_attachment(
-            b"%PDF-1.4 attached", maintype="application", subtype="pdf", filename=name
+            pdf_bytes(f"Attached {name}"),
+            maintype="application",
+            subtype="pdf",
+            filename=name,
         )
     return bytes(message)
 

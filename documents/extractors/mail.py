@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
+import dataclasses
+import io
 import os
 import re
+import tempfile
 from collections.abc import Iterator
 from email import policy
 from email.message import EmailMessage
 from email.parser import BytesParser
 
-from .base import ExtractionResult, ExtractOptions, TextBuilder, join_notes
+from . import registry
+from .base import (
+    ExtractionResult,
+    ExtractOptions,
+    TextBuilder,
+    join_notes,
+    short_reason,
+)
+from .detect import detect_format
+from .formats import EMAIL, IMAGES, PDF, TEXT, Format, by_extension
 from .html import html_lines
 from .text import decode, detect_encoding
 
@@ -31,10 +43,115 @@ _MAX_FORWARD_DEPTH = 3
 _CALENDAR_TEXT = ("SUMMARY", "LOCATION", "DESCRIPTION")
 _CALENDAR_SKIPPED = ("VALARM", "VTIMEZONE")
 _CALENDAR_ESCAPE = re.compile(r"\\([nN,;\\])")
+# Attachments that are documents (a PDF, a spreadsheet, a text file...) are read as
+# an upload of them is, each under a heading with its name, so that a search finds
+# the mail by them. Not pictures, nor scans in a PDF: OCR would spend the one
+# timeout a mail's extraction has on them. So many are read, each so large and so
+# long at most, forwarded messages' included; the rest are named only (or read in
+# part), and the note says so.
+_MAX_READ_ATTACHMENTS = 20
+_MAX_ATTACHMENT_BYTES = 25 * 1024 * 1024
+_MAX_ATTACHMENT_PAGES = 500
 _BROKEN_NOTE = (
     "Its MIME structure is broken (a multipart message without its boundary, or "
     "with a wrong one): {what}."
 )
+
+
+class _Attachments:
+    """Reads the attachments of a message, and of those it forwards, that are
+    documents, within the bounds above; keeps why those not read were not."""
+
+    def __init__(self, options: ExtractOptions) -> None:
+        self.options = dataclasses.replace(
+            options,
+            ocr_mode="never",
+            max_pages=min(options.max_pages, _MAX_ATTACHMENT_PAGES),
+            progress=None,
+        )
+        self.left = _MAX_READ_ATTACHMENTS
+        self.past_count = 0  # documents past _MAX_READ_ATTACHMENTS, named only
+        self.unread: list[str] = []  # "name (why)"
+        self.cut: list[str] = []  # PDFs past their page limit: "name (how far)"
+
+    def lines(self, part: EmailMessage) -> Iterator[str]:
+        """A heading with the attachment's name, then its text; nothing when it is
+        not a document, or holds no text."""
+        data = part.get_payload(decode=True)
+        if not isinstance(data, bytes) or not data:
+            return
+        fmt = detect_format(io.BytesIO(data))
+        name = _attachment_name(part)
+        if fmt is None or not _document(fmt, part, name):
+            return
+        if len(data) > _MAX_ATTACHMENT_BYTES:
+            self.unread.append(f"{name} (over {_MAX_ATTACHMENT_BYTES // 2**20} MB)")
+            return
+        if self.left <= 0:
+            self.past_count += 1
+            return
+        self.left -= 1
+        try:
+            text, pages = self._text(part, data, fmt)
+        except Exception as exc:  # damage, or a fault: it costs its own text only
+            self.unread.append(f"{name} ({short_reason(exc)})")
+            return
+        if not text.strip():
+            if fmt is PDF:
+                self.unread.append(f"{name} (no text layer; scans are not OCRed here)")
+            return
+        if fmt is PDF and pages and pages > self.options.max_pages:
+            self.cut.append(
+                f"{name} (its first {self.options.max_pages:,} of {pages:,} pages)"
+            )
+        yield f"Attachment: {name}"
+        yield from text.splitlines()
+
+    def _text(
+        self, part: EmailMessage, data: bytes, fmt: Format
+    ) -> tuple[str, int | None]:
+        """The attachment's text, and its count of pages if it has pages."""
+        if fmt.extractor == TEXT.extractor and part.get_content_maintype() == "text":
+            return part_text(part), None  # by its declared charset, as the body's parts
+        settings = {
+            field.name: getattr(self.options, field.name)
+            for field in dataclasses.fields(self.options)
+            if field.name != "progress"
+        }
+        with tempfile.NamedTemporaryFile(prefix="attachment-") as fh:
+            fh.write(data)
+            fh.flush()
+            result = registry.extract(fh.name, mime_type=fmt.mime_type, **settings)
+        return result.text, result.page_count
+
+    @property
+    def note(self) -> str:
+        """What was not read, and why."""
+        unread = (
+            f"Attachments not read: {'; '.join(self.unread)}." if self.unread else ""
+        )
+        cut = f"Attachments read in part: {'; '.join(self.cut)}." if self.cut else ""
+        past = (
+            f"Only the first {_MAX_READ_ATTACHMENTS} attachments that are documents "
+            f"were read; {self.past_count} more are named only."
+            if self.past_count
+            else ""
+        )
+        return join_notes(unread, cut, past)
+
+
+def _document(fmt: Format, part: EmailMessage, name: str) -> bool:
+    """Whether an attachment of this format is read: a document, not a picture or
+    a message (forwarded ones are read as such, above). Text is read when sent or
+    named as text: a signature (signature.asc) or a key is text too."""
+    if not fmt.readable or fmt in IMAGES or fmt is EMAIL:
+        return False
+    if not fmt.textual:
+        return True
+    named = by_extension(name)
+    return part.get_content_maintype() == "text" or (
+        named is not None and named.textual and named.readable
+    )
 
 
 class _Mail:
@@ -117,12 +234,14 @@ def extract_email(
     path: str | os.PathLike[str], options: ExtractOptions
 ) -> ExtractionResult:
     """Headers (From, To, Cc, Subject, Date), the text of the body's parts (the
-    HTML one converted where there is no plain text), and the attachments' names."""
+    HTML one converted where there is no plain text), the text of attachments that
+    are documents, and the attachments' names."""
     with open(path, "rb") as fh:
         message = BytesParser(policy=policy.default).parse(fh)
     mail = _Mail(message)
+    attachments = _Attachments(options)
     text = TextBuilder(options.max_chars)
-    text.extend(_lines(message, mail))
+    text.extend(_lines(message, mail, attachments))
     body = text.text.strip("\n")
     broken = (
         _BROKEN_NOTE.format(what="; ".join(dict.fromkeys(mail.broken)))
@@ -134,13 +253,15 @@ def extract_email(
         page_count=None,
         confidence=1.0 if body.strip() else 0.0,
         extractor="email",
-        note=join_notes(broken, text.note),
+        note=join_notes(broken, attachments.note, text.note),
     )
 
 
-def _lines(message: EmailMessage, mail: _Mail, depth: int = 0) -> Iterator[str]:
-    """The headers, the body's text, forwarded messages and invitations (their
-    text), and the attachments' names."""
+def _lines(
+    message: EmailMessage, mail: _Mail, attachments: _Attachments, depth: int = 0
+) -> Iterator[str]:
+    """The headers, the body's text, forwarded messages, invitations and attached
+    documents (their text), and the attachments' names."""
     charset = _body_charset(message, mail)
     for name in _HEADERS:
         value = _header(message, name, charset)
@@ -160,7 +281,7 @@ def _lines(message: EmailMessage, mail: _Mail, depth: int = 0) -> Iterator[str]:
             yield from content.splitlines()
     shown = bool(mail.body)
     for attachment in mail.attachments:
-        lines = _attached_lines(attachment, depth)
+        lines = _attached_lines(attachment, attachments, depth)
         first = next(lines, None)
         if first is None:
             continue
@@ -176,19 +297,25 @@ def _lines(message: EmailMessage, mail: _Mail, depth: int = 0) -> Iterator[str]:
         yield f"Attachments: {', '.join(names)}"
 
 
-def _attached_lines(part: EmailMessage, depth: int) -> Iterator[str]:
-    """A forwarded message read as a message is, or an invitation's text; nothing
-    for other attachments."""
+def _attached_lines(
+    part: EmailMessage, attachments: _Attachments, depth: int
+) -> Iterator[str]:
+    """A forwarded message read as a message is, an invitation's text, or a
+    document's under its name; nothing for other attachments."""
     kind = part.get_content_type()
-    if kind == "message/rfc822" and depth < _MAX_FORWARD_DEPTH:
+    if kind == "message/rfc822":
+        if depth >= _MAX_FORWARD_DEPTH:
+            return
         try:
             inner = part.get_payload(0)
         except (TypeError, IndexError):  # not parsed as a message: named only
             return
         if isinstance(inner, EmailMessage):
-            yield from _lines(inner, _Mail(inner), depth + 1)
+            yield from _lines(inner, _Mail(inner), attachments, depth + 1)
     elif kind == "text/calendar":
         yield from _calendar_lines(part_text(part))
+    else:
+        yield from attachments.lines(part)
 
 
 def _calendar_lines(text: str) -> Iterator[str]:

@@ -1,8 +1,8 @@
 """OpenDocument extraction from content.xml: a text's (ODT) headings and paragraphs in
 order, then its notes, headers and footers; a spreadsheet's (ODS) shown sheets, row
 by row; a presentation's (ODP) slides, each with its speaker notes; the labels of
-charts and the formulas embedded in a text or on a slide, as DOCX's and PPTX's are
-read.
+charts and the formulas embedded in a text, on a slide or on a sheet, as DOCX's and
+PPTX's are read.
 
 The text is walked here, in content.xml as lxml parses it: odfdo's text of a
 paragraph carries its opinions (links as Markdown, comments with their author and
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import zipfile
 from collections.abc import Iterator
 from itertools import chain, islice
 from typing import Any, NamedTuple
@@ -29,8 +30,10 @@ from .base import (
     parse_xml,
     unreadable,
 )
+from .detect import MEMBER_ERRORS
 from .drawing import MAX_LABELS, capped
 from .marks import BULLET, letters, roman
+from .xlsx import MAX_EMPTY_CELLS
 
 _TEXT = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
 _OFFICE = "{urn:oasis:names:tc:opendocument:xmlns:office:1.0}"
@@ -124,6 +127,8 @@ _CHART_TITLES = (f"{_CHART}title", f"{_CHART}subtitle")
 _MATH = "{http://www.w3.org/1998/Math/MathML}"
 _MATH_TOKENS = tuple(f"{_MATH}{name}" for name in ("mi", "mn", "mo", "mtext", "ms"))
 _INVISIBLE = dict.fromkeys(range(0x2061, 0x2065))
+# The table a cell address names, quoted or not, before its first cell.
+_TABLE_NAME = re.compile(r"\s*\$?(?:'((?:[^']|'')*)'|([^.\s']*))\.")
 # A cell range of the chart's table: "local-table.$A$2:.$A$5" (the second table
 # name left out, or quoted as the first may be).
 _RANGE = re.compile(
@@ -172,15 +177,18 @@ def _extract(
         content = archive.read("content.xml")
         styles = archive.read("styles.xml") if "styles.xml" in names else b""
         meta = archive.read("meta.xml") if "meta.xml" in names else b""
-        # Embedded objects' content, by folder: "Object 1/content.xml".
-        objects = {
-            name.removesuffix("/content.xml"): archive.read(name)
-            for name in names
-            if name.endswith("/content.xml") and name.count("/") == 1
-        }
-        # lxml stops an entity bomb as a syntax error, which would pass for damage.
-        if any(declares_dtd(archive, f"{name}/content.xml") for name in objects):
-            raise CorruptFileError(f"its XML cannot be parsed ({DTD_REASON})")
+        # Embedded objects are read as the body names them, in the archive still open.
+        return _read(content, styles, meta, _Objects(archive, names), options)
+
+
+def _read(
+    content: bytes,
+    styles: bytes,
+    meta: bytes,
+    objects: _Objects,
+    options: ExtractOptions,
+) -> ExtractionResult:
+    """The text of a package's parts: content.xml, styles.xml and meta.xml."""
     body = _parse(content)
     styles_root = _parse(styles) if styles else None
     # Automatic styles are the part's own; common ones (styles.xml) serve both.
@@ -193,7 +201,9 @@ def _extract(
     if document is not None and document.tag == _SPREADSHEET:
         extractor = "ods"
         hidden_sheets = _hidden_sheets(common, automatic)
-        text.extend(_sheets(document, body_hidden, hidden_sheets, options.max_chars))
+        text.extend(
+            _sheets(document, body_hidden, hidden_sheets, options.max_chars, objects)
+        )
     elif document is not None and document.tag == _PRESENTATION:
         extractor = "odp"
         slides = list(document.iterchildren(_PAGE))
@@ -309,7 +319,7 @@ def _blocks(
     root: Any,
     hidden_styles: frozenset[tuple[str, str]],
     lists: _Lists,
-    objects: dict[str, bytes],
+    objects: _Objects,
 ) -> Iterator[str]:
     """Each heading and paragraph of the body in order, after its list number or
     bullet, an embedded chart's labels or formula after the paragraph it stands in,
@@ -641,8 +651,10 @@ def _sheets(
     hidden_styles: frozenset[tuple[str, str]],
     hidden_sheets: frozenset[str],
     max_chars: int,
+    objects: _Objects,
 ) -> Iterator[str]:
-    """Each shown sheet's name, its rows, then a blank line, as XLSX's are read."""
+    """Each shown sheet's name, its rows, its charts' labels, then a blank line, as
+    XLSX's are read."""
     for sheet in spreadsheet.iterchildren(_SHEET):
         # Hidden rows and columns are read, as XLSX's: they often hold what people
         # look up.
@@ -650,6 +662,9 @@ def _sheets(
             continue
         yield sheet.get(f"{_TABLE}name", "")
         yield from _rows(sheet, hidden_styles, max_chars)
+        # On the sheet (table:shapes) or anchored in a cell.
+        for embedded in sheet.iter(_OBJECT):
+            yield from _object_lines(embedded, objects)
         yield ""
 
 
@@ -680,9 +695,10 @@ def _table_rows(parent: Any) -> Iterator[Any]:
 
 
 def _row(row: Any, hidden_styles: frozenset[tuple[str, str]], max_chars: int) -> str:
-    """A row's cells separated by tabs, up to its last value ("" for none). A
-    repeated cell (table:number-columns-repeated) is read as often, within a sheet's
-    width, and the line ends once past `max_chars`, where the text is cut anyway."""
+    """A row's cells separated by tabs, up to its last value ("" for none), a long
+    run of empty cells shortened as XLSX's are (MAX_EMPTY_CELLS). A repeated cell
+    (table:number-columns-repeated) is read as often, within a sheet's width, and
+    the line ends once past `max_chars`, where the text is cut anyway."""
     pieces: list[str] = []
     size = columns = written = gap = 0  # gap: empty cells since the last value
     for cell in row.iterchildren(_CELL, _COVERED_CELL):
@@ -693,7 +709,7 @@ def _row(row: Any, hidden_styles: frozenset[tuple[str, str]], max_chars: int) ->
         if not value:
             gap += times  # its tabs are written only if a value follows
         for _ in range(times if value else 0):
-            pieces.append("\t" * (gap + (written > 0)) + value)
+            pieces.append("\t" * (min(gap, MAX_EMPTY_CELLS) + (written > 0)) + value)
             size += len(pieces[-1])
             written, gap = written + gap + 1, 0
             if size > max_chars:
@@ -724,7 +740,7 @@ def _slides(
     slides: list[Any],
     hidden_styles: frozenset[tuple[str, str]],
     max_chars: int,
-    objects: dict[str, bytes],
+    objects: _Objects,
 ) -> Iterator[str]:
     """Each slide's lines, its charts' labels (and formulas), then its speaker
     notes, then a blank line, as PPTX's."""
@@ -767,13 +783,42 @@ def _shape_lines(
 # --- Charts (embedded objects) ---------------------------------------------------------
 
 
-def _object_lines(embedded: Any, objects: dict[str, bytes]) -> Iterator[str]:
+class _Objects:
+    """A package's embedded objects (charts, formulas): "Object 1/content.xml" is
+    read and parsed when a draw:object first names "./Object 1", and only then."""
+
+    def __init__(self, archive: zipfile.ZipFile, names: set[str]) -> None:
+        self._archive = archive
+        self._names = names
+        self._roots: dict[str, Any] = {}
+
+    def root(self, href: str) -> Any:
+        """The root of the object `href` names; None if absent or damaged."""
+        name = href.removeprefix("./").rstrip("/")
+        if name not in self._roots:
+            self._roots[name] = self._read(name)
+        return self._roots[name]
+
+    def _read(self, name: str) -> Any:
+        member = f"{name}/content.xml"
+        if "/" in name or member not in self._names:
+            return None
+        # lxml stops an entity bomb as a syntax error, which would pass for damage.
+        if declares_dtd(self._archive, member):
+            raise CorruptFileError(f"its XML cannot be parsed ({DTD_REASON})")
+        try:
+            data = self._archive.read(member)
+        except MEMBER_ERRORS:
+            return None
+        return _object_root(data)
+
+
+def _object_lines(embedded: Any, objects: _Objects) -> Iterator[str]:
     """The labels of the chart a draw:object embeds, as a DOCX or PPTX chart's: its
     title, subtitle and axis titles a line each, then its series names and its
     category labels, a tab-separated line each. A formula gives its line; other
     objects give nothing."""
-    data = objects.get(embedded.get(_HREF, "").removeprefix("./").rstrip("/"))
-    root = None if data is None else _object_root(data)
+    root = objects.root(embedded.get(_HREF, ""))
     if root is not None and root.tag == f"{_MATH}math":
         formula = "".join(token.text or "" for token in root.iter(*_MATH_TOKENS))
         if formula := formula.translate(_INVISIBLE).strip():
@@ -795,20 +840,35 @@ def _object_lines(embedded: Any, objects: dict[str, bytes]) -> Iterator[str]:
     table = chart.find(f"{_TABLE}table")
     if plot is None or table is None:
         return
+    # A spreadsheet's chart names the cells of its sheet, read with the sheet, not
+    # those of its own table (a cache laid out otherwise): only these are looked up.
+    own = table.get(f"{_TABLE}name")
     labels = [
-        _RANGE.search(series.get(f"{_CHART}label-cell-address", ""))
+        _RANGE.search(address)
         for series in islice(plot.iterchildren(f"{_CHART}series"), MAX_LABELS + 1)
+        if _names_table(address := series.get(f"{_CHART}label-cell-address", ""), own)
     ]
     categories = [
         found
         for axis in axes
         for shown in axis.iterchildren(f"{_CHART}categories")
-        for found in _RANGE.finditer(shown.get(f"{_TABLE}cell-range-address", ""))
+        if _names_table(address := shown.get(f"{_TABLE}cell-range-address", ""), own)
+        for found in _RANGE.finditer(address)
     ]
     names = capped(_cells(table, [match for match in labels if match], False))
     for line in (names, capped(_cells(table, categories, True))):
         if line:
             yield "\t".join(line)
+
+
+def _names_table(address: str, table: str | None) -> bool:
+    """Whether a cell address ("local-table.$A$2:.$A$5", "'Q1 2024'.B1") names
+    `table`, or no table; any address does when `table` is None."""
+    found = _TABLE_NAME.match(address)
+    if table is None or found is None:
+        return True
+    quoted, bare = found.groups()
+    return (bare if quoted is None else quoted.replace("''", "'")) in ("", table)
 
 
 def _object_root(data: bytes) -> Any:

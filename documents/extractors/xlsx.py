@@ -22,13 +22,19 @@ from .base import (
 
 # Sheets Excel does not show; a very hidden one cannot be shown from its menus.
 _HIDDEN_STATES = ("hidden", "veryHidden")
+# Empty cells before a row's value, up to this many in a run, are written (a tab
+# each), so a table's columns stay aligned; a longer run, as in a form or a report
+# laid out across a wide sheet, is written as this many, not as dozens of tabs.
+# Trailing empty cells are not written. ODS rows follow the same rule.
+MAX_EMPTY_CELLS = 3
 
 
 def extract_xlsx(
     path: str | os.PathLike[str], options: ExtractOptions
 ) -> ExtractionResult:
-    """Each sheet's name, then its rows, cells separated by tabs, each as Excel shows
-    it (its cached value by its number format; a formula only where no value is kept)."""
+    """Each sheet's name, then its rows, cells separated by tabs (long runs of empty
+    cells shortened), each as Excel shows it (its cached value by its number format;
+    a formula only where no value is kept)."""
     recalculates = _check_archive(path)
     text = TextBuilder(options.max_chars)
     # A file object, not a name: openpyxl refuses names without an Excel extension,
@@ -94,11 +100,14 @@ def _lines(workbook: Any, recalculates: bool) -> Iterator[str]:
         yield f"{sheet.title}"
         for cells in _rows(sheet, recalculates):
             line: list[str] = []
+            column = 0  # the last value's
             for cell in cells:
                 shown = _cell(cell["value"], styles.format(cell["style_id"]))
                 if shown:
-                    line += [""] * (cell["column"] - 1 - len(line))
+                    empty = cell["column"] - 1 - column
+                    line += [""] * min(empty, MAX_EMPTY_CELLS)
                     line.append(shown)
+                    column = cell["column"]
             if line:
                 yield "\t".join(line)
         yield ""
