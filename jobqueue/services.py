@@ -707,7 +707,7 @@ class QueueManager:
         # Each batch starts past the last one's ids: it never walks the rows (or, on
         # PostgreSQL, the dead index entries) that the earlier batches deleted.
         while ids := list(ids_in_order.filter(pk__gt=after)[:batch]):
-            deleted += _delete_items(ids)
+            deleted += delete_finished_items(ids)
             after = ids[-1]
         return deleted
 
@@ -722,7 +722,7 @@ class QueueManager:
         expired = QueueItem.objects.filter(
             status__in=FINISHED_STATUSES, created_at__lt=cutoff, updated_at__lt=cutoff
         ).order_by("created_at")
-        return _delete_items(list(expired.values_list("pk", flat=True)[:batch]))
+        return delete_finished_items(list(expired.values_list("pk", flat=True)[:batch]))
 
     def tidy(self) -> bool:
         """Housekeeping: let the database reclaim what finished jobs left behind,
@@ -816,8 +816,10 @@ def _batches(ids: Iterable[int], size: int) -> Iterator[list[int]]:
         yield chunk
 
 
-def _delete_items(ids: list[int]) -> int:
-    """Delete these queue items in one transaction of a few statements; how many.
+def delete_finished_items(ids: list[int]) -> int:
+    """Delete those of these queue items that are still finished, in one
+    transaction of a few statements; how many. (Read before it, an item may have
+    been retried since: it is active again, and stays.)
 
     Django's ``delete()`` would load every row (payloads and results too) to
     honour the ``SET_NULL`` of the rows that point at them (heartbeats' current
@@ -827,6 +829,11 @@ def _delete_items(ids: list[int]) -> int:
     if not ids:
         return 0
     with transaction.atomic():
+        ids = list(
+            QueueItem.objects.select_for_update()
+            .filter(pk__in=ids, status__in=FINISHED_STATUSES)
+            .values_list("pk", flat=True)
+        )
         for relation in QueueItem._meta.get_fields(include_hidden=True):
             if relation.concrete or not relation.auto_created:
                 continue  # the item's own fields: only what points at it counts

@@ -28,7 +28,7 @@ from jobqueue import operations
 from jobqueue.child import JobFailed
 from jobqueue.models import ErrorType, ExtractionMetric, Operation, QueueItem, Status
 from jobqueue.services import QueueManager
-from jobqueue.sql import db_now
+from jobqueue.sql import AppendToList, db_now
 
 RESULT_STATUS = {
     Status.PENDING: TaskResultStatus.READY,
@@ -259,14 +259,15 @@ def _failed(item: QueueItem, outcome: Any) -> None:
 
 
 def _failures(items: list[QueueItem], outcome: Any) -> None:
-    """``_failed`` for many items the queue ended alike (a bulk cancel): their
-    errors written in one statement, and one read after the commit to announce
-    them."""
-    error = _error(outcome)
-    for item in items:
-        item.payload = _with_error(item.payload, error)
-    QueueItem.objects.bulk_update(items, ["payload"])
-    _finished_on_commit([item.pk for item in items])
+    """``_failed`` for many items the queue ended alike (a bulk cancel): the error
+    appended to each one's in the database, in one statement that reads no
+    payload (the items in hand keep theirs), and one read after the commit to
+    announce them."""
+    ids = [item.pk for item in items]
+    QueueItem.objects.filter(pk__in=ids).update(
+        payload=AppendToList("payload", "errors", _error(outcome))
+    )
+    _finished_on_commit(ids)
 
 
 def _error(outcome: Any) -> dict[str, str]:

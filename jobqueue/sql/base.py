@@ -218,6 +218,11 @@ class Dialect:
         outside a transaction by the workers' housekeeping. True if it did."""
         return False
 
+    def estimated_rows(self, cursor: Any, table: str) -> int | None:
+        """The number of rows in ``table`` by the database's statistics, without
+        counting them; None where it keeps none."""
+        return None
+
     def notify(self, cursor: Any) -> None:
         """Wake idle workers when the transaction commits (where the database can)."""
 

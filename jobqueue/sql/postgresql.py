@@ -55,6 +55,16 @@ def now_plus(seconds: float) -> tuple[str, list[Any]]:
     return f"({NOW} + %s * interval '1 second')", [seconds]
 
 
+def append_to_list(column: str, key: str) -> tuple[str, str]:
+    """``AppendToList``'s expression (parameters: the column's, the key, the
+    column's, the key, the value as JSON) and its key parameter."""
+    return (
+        f"jsonb_set({column}, ARRAY[%s::text], COALESCE({column} -> %s::text, "
+        "'[]'::jsonb) || jsonb_build_array(%s::jsonb))",
+        key,
+    )
+
+
 def mirror_ctes(source: str, status: str, mirrors: base.Mirrors, clear: bool) -> str:
     """CTEs that write ``status`` to the status tables of the items in the CTE
     ``source`` (its columns operation, document_id), one per table."""
@@ -268,6 +278,21 @@ class Dialect(base.Dialect):
         finally:
             cursor.execute("SELECT pg_advisory_unlock(%s)", [VACUUM_LOCK])
         return True
+
+    def estimated_rows(self, cursor: Any, table: str) -> int | None:
+        # The planner's estimate: the statistics' rows per page, times the table's
+        # pages now (so it follows growth since the last ANALYZE); reltuples is -1
+        # until the table is first analysed.
+        cursor.execute(
+            "SELECT CASE WHEN c.reltuples < 0 THEN NULL"
+            " WHEN c.relpages = 0 THEN 0"
+            " ELSE c.reltuples / c.relpages"
+            " * (pg_relation_size(c.oid) / current_setting('block_size')::int)"
+            " END::bigint FROM pg_class c WHERE c.oid = to_regclass(%s)",
+            [connection.ops.quote_name(table)],
+        )
+        row = cursor.fetchone()
+        return None if row is None else row[0]
 
     def notify(self, cursor: Any) -> None:
         # Delivered when the transaction commits; one per transaction however many.

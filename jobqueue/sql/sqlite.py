@@ -49,6 +49,17 @@ def now_plus(seconds: float) -> tuple[str, list[Any]]:
     )
 
 
+def append_to_list(column: str, key: str) -> tuple[str, str]:
+    """``AppendToList``'s expression (parameters: the column's, the key, the
+    column's, the key, the value as JSON) and its key parameter. json_insert's
+    '$[#]' is the end of the array."""
+    return (
+        f"json_set({column}, %s, json_insert("
+        f"COALESCE(json_extract({column}, %s), '[]'), '$[#]', json(%s)))",
+        "$." + json.dumps(key),
+    )
+
+
 class Dialect(base.Dialect):
     vendor = "sqlite"
     NOW = NOW

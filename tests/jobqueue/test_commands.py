@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from documents.models import Document
 from jobqueue.models import ExtractionMetric, QueueItem, Status, WorkerHeartbeat
+from jobqueue.services import delete_finished_items
 
 pytestmark = pytest.mark.django_db
 
@@ -49,6 +50,19 @@ def test_clear_queue_deletes_only_old_finished_items(make_document, queue):
     )
     assert "Deleted 1 queue items" in run("clear_queue", "--older-than", "7")
     assert set(QueueItem.objects.values_list("pk", flat=True)) == {recent_done, active}
+
+
+def test_a_job_retried_after_the_clear_read_it_is_not_deleted(make_document, queue):
+    """The clear reads a batch's ids, then deletes them: an operator's retry in
+    between makes one active again, and it stays."""
+    retried, failed = (queue.enqueue(make_document().pk) for _ in range(2))
+    for job in (retried, failed):
+        aged(job, 10, Status.FAILED)
+    read = list(queue.finished_older_than(7).values_list("pk", flat=True))
+    assert queue.retry_failed(retried) == 1
+
+    assert delete_finished_items(read) == 1
+    assert QueueItem.objects.get().pk == retried
 
 
 def test_clear_queue_keeps_the_history_that_pointed_at_the_items(make_document, queue):
