@@ -1342,8 +1342,9 @@ def test_clear_finished_reads_a_batch_at_a_time(user, queue):
     with CaptureQueriesContext(connection) as captured:
         assert queue.clear_finished(7, batch=10) == 25
     selects = [q["sql"] for q in captured if q["sql"].startswith("SELECT")]
-    # Three batches and the read that finds no more; no row loaded to be deleted.
-    assert len(selects) == 4
+    # Three batches (each read, then read again under lock as it is deleted) and
+    # the read that finds no more; no row loaded to be deleted.
+    assert len(selects) == 7
     assert all('"extraction_queue"."id"' in s.split("FROM")[0] for s in selects)
     assert QueueItem.objects.count() == 0
     assert ExtractionMetric.objects.filter(job=None).count() == 25
