@@ -17,7 +17,13 @@ from django.utils import timezone
 
 from documents.extractors.detect import detect_mime_type
 from documents.models import Document
-from jobqueue.models import ExtractionMetric, QueueItem, Status, WorkerHeartbeat
+from jobqueue.models import (
+    ExtractionMetric,
+    Operation,
+    QueueItem,
+    Status,
+    WorkerHeartbeat,
+)
 from jobqueue.services import QueueManager
 from tests.conftest import REPO_ROOT, wait_for, worker_log
 from tests.corpus import load_manifest, normalise, requires_corpus
@@ -149,11 +155,12 @@ def test_sigterm_lets_the_current_job_finish_and_marks_heartbeats_stopped(
     assert set(WorkerHeartbeat.objects.values_list("status", flat=True)) == {"stopped"}
 
 
-# A fresh process (its main thread starts the pool, as process_queue's does) asks
-# the pool's fork server for a bare child, one that never ran the pool's
-# initializer, and exits with what that child's SIGINT handler was at birth.
+# A fresh process whose worker thread starts the pool (with its first job for a
+# child, as process_queue's do) asks the pool's fork server for a bare child, one
+# that never ran the pool's initializer, and exits with what became of that child
+# when it sent itself SIGINT.
 FIRST_BREATH = """
-import multiprocessing, signal, sys
+import multiprocessing, signal, sys, threading
 import django
 
 django.setup()
@@ -162,6 +169,9 @@ from jobqueue.services import QueueManager
 
 runner = JobRunner(queue=QueueManager(), processes=1)
 runner.start()
+worker_thread = threading.Thread(target=runner.children)
+worker_thread.start()
+worker_thread.join()
 child = multiprocessing.get_context("forkserver").Process(
     target=signal.raise_signal, args=(signal.SIGINT,)
 )
@@ -185,6 +195,28 @@ def test_a_child_ignores_ctrl_c_from_its_first_instruction(child_env):
     )
     # 0: it raised SIGINT at itself and lived on; 1: KeyboardInterrupt killed it.
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def child_pids(pid: int) -> list[str]:
+    return [
+        child
+        for task in Path(f"/proc/{pid}/task").iterdir()
+        for child in (task / "children").read_text().split()
+    ]
+
+
+def test_a_worker_starts_its_children_with_the_first_job_that_needs_one(
+    start_worker, user, queue
+):
+    # A no-op runs in the worker's thread, as a task does: no fork server for it.
+    QueueManager(Operation.NOOP).enqueue(store(user, "a.txt", b"a").pk)
+    proc = start_worker("--workers", "1", *FAST)
+    wait_for(lambda: QueueItem.objects.filter(status=Status.COMPLETED).exists(), 60)
+    assert child_pids(proc.pid) == []
+
+    job = queue.enqueue(store(user, "b.txt", b"words to read").pk)
+    wait_for(lambda: QueueItem.objects.get(pk=job).status == Status.COMPLETED, 60)
+    assert child_pids(proc.pid)  # the fork server (and the resource tracker)
 
 
 def test_ctrl_c_in_the_terminal_lets_the_current_job_finish(start_worker, user, queue):
