@@ -41,6 +41,7 @@ _CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # noise in page tex
 _GARBLED = re.compile(r"[\x00\x01\x03-\x08\x0b\x0c\x0e-\x1f\x7f\ufffd]")
 _DUBIOUS = re.compile(r"[\ue000-\uf8ff\ufffd]|\(cid:\d+\)")  # unreadable glyphs
 _WORDLIKE = re.compile(r"[^\W_]")  # a letter or digit
+_WORD = re.compile(r"[^\W\d_]{3,}")  # a word (of three letters or more)
 # Annotations whose /Contents is a person's comment (a popup repeats its parent's).
 _COMMENTED = {
     getattr(pdfium_c, f"FPDF_ANNOT_{kind}")
@@ -953,6 +954,8 @@ def _rows_if_out_of_order(textpage: Any, plain: str, count: int, raw: str) -> st
     """
     if len(plain) != count:
         return ""  # characters and indices do not pair up
+    # A hyphen PDFium joined a line at is U+FFFE here, U+0002 in the page's text.
+    plain = plain.replace("\ufffe", "\x02")
     runs: list[list[_Line]] = [[]]  # lines, in runs going down the page
     tops = [-math.inf]  # the top of each run
     box = _loose_box_reader(textpage)
@@ -994,8 +997,10 @@ def _rows_if_out_of_order(textpage: Any, plain: str, count: int, raw: str) -> st
             if any(map(_numbering, texts)):
                 return ""  # a proof's line numbers down the margin
             if any(
-                _prose(text) and not _cells(run)
-                for text, run in zip(texts, (before, after), strict=True)
+                _prose(text) and not (_cells(run) or _cell_rows(run, other, box))
+                for text, run, other in zip(
+                    texts, (before, after), (after, before), strict=True
+                )
             ):
                 columns = True
                 break
@@ -1021,6 +1026,8 @@ def _bands_from_the_top(runs: list[list[_Line]], tops: list[float]) -> str:
     drawn (prose columns side by side share a band); "" when that is the order
     they were drawn in. A band is a stretch of the page no run crosses the edge
     of: a letterhead drawn last goes first, a footer drawn first last."""
+    if len(pieces := _cut_at_leaps(runs)) > len(runs):
+        runs, tops = pieces, [max(line.top for line in run) for run in pieces]
     bands: list[list[int]] = []
     floor = math.inf  # the lowest bottom of the band so far
     for k in sorted(range(len(runs)), key=lambda k: -tops[k]):
@@ -1032,6 +1039,50 @@ def _bands_from_the_top(runs: list[list[_Line]], tops: list[float]) -> str:
     if order == sorted(order):
         return ""
     return "\r\n".join(line.text for k in order for line in runs[k])
+
+
+def _cut_at_leaps(runs: list[list[_Line]]) -> list[list[_Line]]:
+    """The runs, each cut where it leaps down from words past the top of another
+    run and two or more of its lines of words. A running header drawn last, the
+    footer after it, is one run from the top of the page to its foot: a band
+    across the whole page, which would keep the header after the body it lies
+    above. (A drawing's labels, a letter or a number each, are no header and no
+    body; a column whose lines PDFium ran into the next column's leaves gaps
+    beside that column's lines, but not beside its top.)"""
+    heights = sorted(x.top - x.bottom for run in runs for x in run)
+    least = 2 * heights[len(heights) // 2]  # room for two lines, at the least
+    leaps = [
+        (k, i)
+        for k, run in enumerate(runs)
+        for i in range(1, len(run))
+        if run[i - 1].bottom - run[i].top >= least
+    ]
+    if not leaps:
+        return runs
+    heads = [(max(x.top for x in run), k) for k, run in enumerate(runs) if len(run) > 1]
+    cuts = set()
+    for k, i in leaps:
+        above, below = runs[k][i - 1], runs[k][i]
+        for head, j in heads:
+            if j != k and below.top < head <= above.bottom:
+                inside = (
+                    x
+                    for x in runs[j]
+                    if below.top <= x.bottom
+                    and x.top <= above.bottom
+                    and _WORD.search(x.text)
+                )
+                if next(inside, None) and next(inside, None):  # two
+                    cuts.add((k, i))
+                    break
+    pieces: list[list[_Line]] = []
+    for k, run in enumerate(runs):
+        pieces.append([run[0]])
+        for i in range(1, len(run)):
+            if (k, i) in cuts and any(_WORD.search(x.text) for x in pieces[-1]):
+                pieces.append([])
+            pieces[-1].append(run[i])
+    return pieces
 
 
 def _loose_box_reader(textpage: Any) -> Callable[[int], _Box]:
@@ -1069,6 +1120,53 @@ def _cells(run: list[_Line]) -> bool:
     pitches = sorted(a.top - b.top for a, b in pairwise(run))
     heights = sorted(x.top - x.bottom for x in run)
     return pitches[len(pitches) // 2] >= 1.6 * heights[len(heights) // 2]
+
+
+def _cell_rows(
+    run: list[_Line], other: list[_Line], box: Callable[[int], _Box]
+) -> bool:
+    """Whether a column's lines are a table's cells too long for _cells (phrases,
+    or wrapped onto a second or third line), ``other`` the column beside it: its
+    lines fall into blocks (cells) spaced further apart than lines of text, and
+    the blocks start level with the blocks beside them (a row's cells). Cells of
+    one line each lie as lines of double-spaced prose would: they count only if
+    the column's lines mostly do not end where the next one's first word would
+    not have fitted (as lines of prose do)."""
+    blocks = _blocks(run)
+    if len(blocks) < 3 or max(map(len, blocks)) > 3:
+        return False
+    if any(x.text.endswith(("-", "\x02")) for x in run):
+        return False  # a word broken across lines: prose
+    if len(blocks) == len(run) and 2 * _wrapped(run, box) >= len(run) - 1:
+        return False
+    heads = [block[0] for block in _blocks(other)]
+    level = sum(any(block[0].level_with(x) for x in heads) for block in blocks)
+    return level >= 0.75 * len(blocks)
+
+
+def _wrapped(run: list[_Line], box: Callable[[int], _Box]) -> int:
+    """How many of a column's lines end where the next line's first word would
+    not have fitted on them (its width guessed from the next line's)."""
+    widths = [x.widen(box).right - x.left for x in run]
+    wide = max(widths)
+    count = 0
+    for k, line in enumerate(run[1:]):
+        word = len(line.text.split(" ", 1)[0]) + 1  # with its space
+        count += widths[k] + widths[k + 1] * word / len(line.text) > wide
+    return count
+
+
+def _blocks(run: list[_Line]) -> list[list[_Line]]:
+    """A column's lines in blocks: a line further under the one before it than
+    lines of text are (1.6 times its height) starts a block."""
+    heights = sorted(x.top - x.bottom for x in run)
+    gap = 1.6 * heights[len(heights) // 2]
+    blocks = [[run[0]]]
+    for above, below in pairwise(run):
+        if above.top - below.top >= gap or below.top > above.top:
+            blocks.append([])
+        blocks[-1].append(below)
+    return blocks
 
 
 def _numbering(lines: list[str]) -> bool:
