@@ -1,14 +1,16 @@
-"""Documents in the admin: what was uploaded, what extraction made of it, reprocess."""
+"""Documents in the admin: what was uploaded, what extraction made of it, reprocess;
+API tokens and login attempts."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from axes.admin import AccessAttemptAdmin
-from axes.models import AccessAttempt
+from axes.admin import AccessAttemptAdmin, AccessFailureLogAdmin, AccessLogAdmin
+from axes.models import AccessAttempt, AccessFailureLog, AccessLog
 from django import forms
 from django.contrib import admin, messages
-from django.db.models import QuerySet
+from django.contrib.auth import get_permission_codename
+from django.db.models import Count, QuerySet
 from django.http import HttpRequest
 from django.template.defaultfilters import filesizeformat
 from django.urls import reverse
@@ -21,15 +23,42 @@ from knox.settings import CONSTANTS
 
 from documents.models import Document
 from documents.services import document_delete, document_reprocess
-from jobqueue.admin_monitoring import OperatorsMayView
+from jobqueue.admin_lists import BoundedDeleteMixin, EstimatedCountPaginator
+from jobqueue.admin_monitoring import OperatorsMayView, RecentValuesFilter
 from jobqueue.dashboard import status_badge
-from jobqueue.models import is_operator
+from jobqueue.models import ACTIVE_STATUSES, ErrorType, QueueItem, Status, is_operator
 
 PREVIEW_CHARS = 500
+# Documents per transaction when the bulk delete deletes them: each goes through
+# ``document_delete`` (its jobs, tags and, once the batch commits, its files).
+DOCUMENT_DELETE_BATCH = 500
+
+
+class MimeTypeFilter(RecentValuesFilter):
+    """Types as the newest documents have them (Django's lists every row's)."""
+
+    title = "MIME type"
+    parameter_name = "mime_type"
+    field = "mime_type"
+
+
+class ErrorTypeFilter(admin.SimpleListFilter):
+    """The queue's error types (Django's would read every row for the values)."""
+
+    title = "error type"
+    parameter_name = "error_type"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return list(ErrorType.choices)
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet | None:
+        if self.value():
+            return queryset.filter(error_type=self.value())
+        return None
 
 
 @admin.register(Document)
-class DocumentAdmin(OperatorsMayView, admin.ModelAdmin):
+class DocumentAdmin(BoundedDeleteMixin, OperatorsMayView, admin.ModelAdmin):
     """Uploaded documents; read-only here, reprocessed through the queue."""
 
     list_display = (
@@ -43,10 +72,19 @@ class DocumentAdmin(OperatorsMayView, admin.ModelAdmin):
         "created_at",
     )
     list_display_links = ("id", "original_filename")
-    list_filter = ("status", "mime_type", "error_type", "created_at")
-    date_hierarchy = "created_at"
+    list_filter = (
+        "status",
+        MimeTypeFilter,
+        ErrorTypeFilter,
+        # Not a date hierarchy: its choices read every row on each page view.
+        ("created_at", admin.DateFieldListFilter),
+    )
     search_fields = ("original_filename", "title", "owner__username", "sha256")
     list_select_related = ("owner",)
+    # A filtered page counts its matches, not also the whole table; the whole
+    # table's size is estimated on PostgreSQL past ESTIMATE_ABOVE rows.
+    show_full_result_count = False
+    paginator = EstimatedCountPaginator
     fieldsets = (
         (
             None,
@@ -84,7 +122,8 @@ class DocumentAdmin(OperatorsMayView, admin.ModelAdmin):
     readonly_fields = tuple(
         name for _, options in fieldsets for name in options["fields"]
     )
-    actions = ("reprocess",)
+    actions = ("reprocess", "delete_selected")
+    delete_batch = DOCUMENT_DELETE_BATCH
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         # Uploads go through the upload form, which checks size, type and name.
@@ -109,8 +148,57 @@ class DocumentAdmin(OperatorsMayView, admin.ModelAdmin):
     def delete_queryset(
         self, request: HttpRequest, queryset: QuerySet[Document]
     ) -> None:
-        for document in queryset:
+        # One at a time through the service, as the API deletes: a document being
+        # processed goes too, its jobs with it (the worker's result is refused).
+        for document in queryset.without_text():
             document_delete(document=document)
+
+    def deletable(
+        self, request: HttpRequest, selected: QuerySet[Document]
+    ) -> QuerySet[Document] | None:
+        # Django's rule for what cascades: deleting a document deletes its jobs,
+        # which needs the right to delete queue items (as Django's page checks).
+        opts = QueueItem._meta
+        codename = get_permission_codename("delete", opts)
+        if (
+            request.user.has_perm(f"{opts.app_label}.{codename}")
+            or not QueueItem.objects.filter(document__in=selected).exists()
+        ):
+            return selected
+        self.message_user(
+            request,
+            "Nothing was deleted: deleting these documents deletes their queue "
+            "items, which your account may not delete.",
+            messages.ERROR,
+        )
+        return None
+
+    def bounded_delete_context(
+        self, request: HttpRequest, selected: QuerySet[Document], total: int
+    ) -> dict[str, Any]:
+        # One grouped read of their jobs: what goes with the documents.
+        per_state = dict(
+            QueueItem.objects.filter(document__in=selected.values("pk"))
+            .order_by()
+            .values_list("status")
+            .annotate(n=Count("pk"))
+        )
+        items = sum(per_state.values())
+        return {
+            "model_count": [
+                (self.opts.verbose_name_plural, total),
+                (QueueItem._meta.verbose_name_plural, items),
+            ],
+            "queue_items": {
+                "total": items,
+                "per_state": [
+                    (status.label, per_state[status])
+                    for status in Status
+                    if status in per_state
+                ],
+                "active": sum(per_state.get(s, 0) for s in ACTIVE_STATUSES),
+            },
+        }
 
     @admin.display(description="Size", ordering="size")
     def size_column(self, obj: Document) -> str:
@@ -243,8 +331,17 @@ admin.site.unregister(AccessAttempt)
 
 
 @admin.register(AccessAttempt)
-class LoginAttemptAdmin(AccessAttemptAdmin):
-    """django-axes' admin, with its clean-up action working outside a login request."""
+class LoginAttemptAdmin(BoundedDeleteMixin, AccessAttemptAdmin):
+    """django-axes' admin, with its clean-up action working outside a login request,
+    and a bulk delete that stays bounded: a password-guessing run from many
+    addresses leaves a row per address and name."""
+
+    actions = ("cleanup_expired_attempts", "delete_selected")
+    # Not a date hierarchy (its choices read every row on each page view; the
+    # attempt time's list filter stands for it), and a filtered page counts only
+    # its matches. Counted exactly: "about" is only said on documents' pages.
+    date_hierarchy = None
+    show_full_result_count = False
 
     # Deletes records: not for staff who may only look (axes' own action has no
     # permission, so anyone who can see the list could run it).
@@ -256,3 +353,26 @@ class LoginAttemptAdmin(AccessAttemptAdmin):
         # request; an admin request has no stamp (AttributeError, a 500).
         request.axes_attempt_time = timezone.now()
         super().cleanup_expired_attempts(request, queryset)
+
+
+admin.site.unregister(AccessLog)
+admin.site.unregister(AccessFailureLog)
+
+
+@admin.register(AccessLog)
+class LoginLogAdmin(BoundedDeleteMixin, AccessLogAdmin):
+    """django-axes' log of logins and logouts: a row each, never cleaned up; its
+    bulk delete and its list stay bounded however long it grows."""
+
+    actions = ("delete_selected",)
+    date_hierarchy = None
+    show_full_result_count = False
+
+
+@admin.register(AccessFailureLog)
+class LoginFailureLogAdmin(BoundedDeleteMixin, AccessFailureLogAdmin):
+    """django-axes' log of failed logins: a row each, as many as an attacker sends."""
+
+    actions = ("delete_selected",)
+    date_hierarchy = None
+    show_full_result_count = False

@@ -13,30 +13,21 @@ from collections.abc import Callable
 from typing import Any
 
 from django.contrib import admin, messages
-from django.contrib.admin import helpers
 from django.contrib.admin.models import CHANGE, LogEntry
-from django.contrib.admin.utils import (
-    display_for_value,
-    flatten_fieldsets,
-    model_ngettext,
-)
+from django.contrib.admin.utils import display_for_value, flatten_fieldsets
 from django.core.exceptions import PermissionDenied
-from django.core.paginator import EmptyPage, PageNotAnInteger, Paginator
-from django.db import connections, transaction
-from django.db.models import Count, Max, QuerySet
+from django.db.models import Count, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect
-from django.template.response import TemplateResponse
-from django.urls import URLPattern, path, reverse
+from django.urls import URLPattern, path
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
-from django.utils.functional import cached_property
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
-from django.utils.text import capfirst
-from django.utils.translation import gettext, ngettext
+from django.utils.translation import ngettext
 
-from jobqueue import dashboard, operations, sql
+from jobqueue import dashboard, operations
+from jobqueue.admin_lists import BoundedDeleteMixin, EstimatedCountPaginator
 
 # Importing it registers the workers' and the metrics' admin too.
 from jobqueue.admin_monitoring import RecentValuesFilter
@@ -72,14 +63,6 @@ Plural = tuple[str, str]
 TASK_VALUE_MAX = 20_000
 # The newest failed attempts a task's page shows (an operator's retries add more).
 TASK_ERRORS_SHOWN = 10
-# The bulk delete's confirmation names this many of the items and counts the rest
-# (Django's lists every one: at a million, a page that never comes back).
-DELETE_SAMPLE = 20
-# Items per transaction when the bulk delete deletes them (and logs each).
-DELETE_BATCH = 10_000
-# Past this many rows (by PostgreSQL's statistics) the unfiltered list shows the
-# table's estimated size: counting it exactly was most of the page's time.
-ESTIMATE_ABOVE = 100_000
 
 
 def counted(forms: Plural, count: int, **extra: Any) -> str:
@@ -108,48 +91,6 @@ def bounded_pre(text: str, limit: int = TASK_VALUE_MAX) -> SafeString:
 def pretty_json(value: Any) -> SafeString:
     """A JSON value, indented, in a bounded <pre>."""
     return bounded_pre(json.dumps(value, indent=2, ensure_ascii=False))
-
-
-def estimated_rows(queryset: QuerySet) -> int | None:
-    """The number of rows in the queryset's table as the database estimates it
-    (``Dialect.estimated_rows``), when the queryset is the whole table; None
-    otherwise, or where no estimate is known."""
-    query = queryset.query
-    if query.where or query.distinct or query.combinator or query.is_sliced:
-        return None
-    with connections[queryset.db].cursor() as cursor:
-        return sql.dialect().estimated_rows(cursor, queryset.model._meta.db_table)
-
-
-class EstimatedCountPaginator(Paginator):
-    """A list's paginator that, for a large unfiltered PostgreSQL table, takes the
-    planner's estimate of its rows instead of COUNT(*) (``estimated`` says so); a
-    filtered list, a small table and SQLite are counted exactly."""
-
-    estimated = False
-
-    @cached_property
-    def count(self) -> int:
-        estimate = estimated_rows(self.object_list)
-        if estimate is not None and estimate >= ESTIMATE_ABOVE:
-            self.estimated = True
-            return estimate
-        return super().count
-
-    def validate_number(self, number: Any) -> int:
-        # Past an estimate's last page a page is empty, not an error: the estimate
-        # may be short of the rows there are.
-        if not self.count or not self.estimated:
-            return super().validate_number(number)
-        try:
-            number = int(number)
-        except (TypeError, ValueError):
-            raise PageNotAnInteger(
-                gettext("That page number is not an integer")
-            ) from None
-        if number < 1:
-            raise EmptyPage(gettext("That page number is less than 1"))
-        return number
 
 
 class RetryDueFilter(admin.SimpleListFilter):
@@ -202,7 +143,7 @@ class WorkerFilter(admin.SimpleListFilter):
 
 
 @admin.register(QueueItem)
-class QueueItemAdmin(admin.ModelAdmin):
+class QueueItemAdmin(BoundedDeleteMixin, admin.ModelAdmin):
     """Queue items: read-only records, changed only through the queue's actions."""
 
     list_display = (
@@ -691,128 +632,43 @@ class QueueItemAdmin(admin.ModelAdmin):
     def lower_priority(self, request: HttpRequest, queryset: QuerySet) -> None:
         self._shift_priority(request, queryset, -PRIORITY_STEP)
 
+    # The bulk delete (BoundedDeleteMixin) deletes finished items only, each batch
+    # in the statements of the queue's own clear; its history needs no payloads.
+    deletion_log_fields = ("pk", "operation", "document_id", "status")
+
     @admin.action(description="Delete selected finished jobs", permissions=["delete"])
     def delete_selected(
         self, request: HttpRequest, queryset: QuerySet
     ) -> HttpResponse | None:
-        """Django's action, bounded however many are selected: the confirmation
-        counts the items by state and names a sample, and the delete goes a batch
-        at a time, in the few statements of the queue's own clear."""
-        # Named like Django's action, whose confirmation page posts back to this name.
-        # One grouped read for the counts, and the newest id: the delete stops
-        # there, at what the confirmation counted.
-        per_state = {
-            status: (n, top)
-            for status, n, top in queryset.order_by()
-            .values_list("status")
-            .annotate(n=Count("pk"), top=Max("pk"))
-        }
-        active = sum(n for s, (n, _) in per_state.items() if s not in FINISHED_STATUSES)
+        return super().delete_selected(request, queryset)
+
+    def deletable(self, request: HttpRequest, selected: QuerySet) -> QuerySet | None:
+        active = selected.exclude(status__in=FINISHED_STATUSES).count()
         if active:
             skip = (
                 "Skipped %(count)d job that is still active; cancel it first.",
                 "Skipped %(count)d jobs that are still active; cancel them first.",
             )
             self.message_user(request, counted(skip, active), messages.WARNING)
-        counts = {s: per_state[s] for s in FINISHED_STATUSES if s in per_state}
-        if not counts:
-            return None
-        finished = queryset.filter(status__in=FINISHED_STATUSES)
-        if request.POST.get("post"):
-            upto = request.POST.get("upto", "")
-            if upto.isascii() and upto.isdigit() and len(upto) <= 18:
-                finished = finished.filter(pk__lte=int(upto))
-            deleted = self._delete_finished(request, finished)
-            if deleted:
-                self.message_user(
-                    request,
-                    gettext("Successfully deleted %(count)d %(items)s.")
-                    % {"count": deleted, "items": model_ngettext(self.opts, deleted)},
-                    messages.SUCCESS,
-                )
-            return None
-        return self._confirm_delete(request, finished, counts)
+        return selected.filter(status__in=FINISHED_STATUSES)
 
-    def _confirm_delete(
-        self,
-        request: HttpRequest,
-        finished: QuerySet,
-        counts: dict[str, tuple[int, int]],
-    ) -> TemplateResponse:
-        """Django's confirmation page, with a count per state and the newest
-        ``DELETE_SAMPLE`` items where Django lists them all."""
-        total = sum(n for n, _ in counts.values())
-        sample = (
-            finished.select_related(None)
-            .only("pk", "operation", "document_id", "status")
-            .order_by("-pk")[:DELETE_SAMPLE]
+    def bounded_delete_context(
+        self, request: HttpRequest, selected: QuerySet, total: int
+    ) -> dict[str, Any]:
+        per_state = dict(
+            selected.order_by().values_list("status").annotate(n=Count("pk"))
         )
-        name = capfirst(self.opts.verbose_name)
-        listed = [
-            format_html(
-                '{}: <a href="{}">{}</a>',
-                name,
-                reverse("admin:jobqueue_queueitem_change", args=[item.pk]),
-                str(item),
-            )
-            for item in sample
-        ]
-        context = {
-            **self.admin_site.each_context(request),
-            "title": gettext("Delete multiple objects"),
-            "subtitle": None,
-            "objects_name": str(model_ngettext(self.opts, total)),
-            "deletable_objects": [listed],
-            "model_count": [(self.opts.verbose_name_plural, total)],
-            # Not iterated by the page (the hidden inputs below stand for it).
-            "queryset": finished,
-            "perms_lacking": [],
-            "protected": [],
-            "opts": self.opts,
-            "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
-            "media": self.media,
-            # What admin/delete_selected_confirmation.html shows in place of
-            # Django's full listing, and posts back.
-            "bounded_delete": {
-                "total": total,
-                "per_state": [(Status(s).label, n) for s, (n, _) in counts.items()],
-                "more": total - len(listed),
-                "selected": request.POST.getlist(helpers.ACTION_CHECKBOX_NAME),
-                "select_across": request.POST.get("select_across", "0"),
-                "upto": max(top for _, top in counts.values()),
-            },
+        return {
+            **super().bounded_delete_context(request, selected, total),
+            "per_state": [
+                (Status(s).label, per_state[s])
+                for s in FINISHED_STATUSES
+                if s in per_state
+            ],
         }
-        request.current_app = self.admin_site.name
-        return TemplateResponse(
-            request, "admin/delete_selected_confirmation.html", context
-        )
 
-    def _delete_finished(self, request: HttpRequest, finished: QuerySet) -> int:
-        """Delete the items ``DELETE_BATCH`` at a time, oldest first, each batch in
-        one transaction with its admin history; how many were deleted. A batch's
-        rows are locked as read, so a retry cannot make one active meanwhile."""
-        ids_in_order = (
-            finished.select_related(None).order_by("pk").values_list("pk", flat=True)
-        )
-        deleted, after = 0, 0
-        while True:
-            with transaction.atomic():
-                # Each batch starts past the last one's ids, as the clear's do.
-                ids = list(
-                    ids_in_order.filter(pk__gt=after).select_for_update(of=("self",))[
-                        :DELETE_BATCH
-                    ]
-                )
-                if not ids:
-                    return deleted
-                self.log_deletions(
-                    request,
-                    QueueItem.objects.filter(pk__in=ids).only(
-                        "pk", "operation", "document_id", "status"
-                    ),
-                )
-                deleted += delete_finished_items(ids)
-            after = ids[-1]
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
+        delete_finished_items(list(queryset.values_list("pk", flat=True)))
 
     # --- Extra pages -------------------------------------------------------------
 

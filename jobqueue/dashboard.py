@@ -42,7 +42,7 @@ from jobqueue.models import (
     stale_after,
 )
 from jobqueue.monitoring import Bucket
-from jobqueue.services import QueueManager
+from jobqueue.services import QueueManager, finished_before
 from jobqueue.sql import db_now
 
 if TYPE_CHECKING:
@@ -300,29 +300,47 @@ def can_clear(model_admin: ModelAdmin, request: HttpRequest) -> bool:
     return is_operator(request.user) or model_admin.has_delete_permission(request)
 
 
+def clear_counts(days: int, statuses: list[str]) -> tuple[int, dict[str, int]]:
+    """The queue's size, and per state the items ``clear_finished(days, statuses)``
+    would delete: one grouped read of the table, where a count of it and a count of
+    the matches were two."""
+    old = finished_before(days, statuses)
+    rows = (
+        QueueItem.objects.order_by()
+        .values_list("status")
+        .annotate(n=Count("pk"), old=Count("pk", filter=old))
+    )
+    total, per_state = 0, {}
+    for status, n, matching in rows:
+        total += n
+        if matching:
+            per_state[status] = matching
+    return total, per_state
+
+
 def clear_old_view(model_admin: ModelAdmin, request: HttpRequest) -> HttpResponse:
-    """Step 1 shows what would go; step 2 (``confirm``) deletes and shows the counts."""
+    """Step 1 shows what would go; step 2 (``confirm``) deletes and shows the counts.
+    Each step reads the table's size once (the form's count, the confirmation's
+    grouped count, the count after the delete)."""
     if not can_clear(model_admin, request):
         raise PermissionDenied
     form = ClearOldForm(request.POST if request.method == "POST" else None)
     context: dict[str, Any] = {"step": "form"}
+    total = None
     if form.is_valid():
         days, statuses = form.cleaned_data["days"], form.cleaned_data["statuses"]
         queue = QueueManager()
-        matching = queue.finished_older_than(days, statuses)
         if "confirm" not in request.POST:
-            per_state = dict(
-                matching.values_list("status").annotate(n=Count("id")).order_by()
-            )
+            total, per_state = clear_counts(days, statuses)
             context.update(
                 step="confirm",
                 count=sum(per_state.values()),
                 per_state=[(Status(s).label, n) for s, n in sorted(per_state.items())],
             )
         else:
-            before = QueueItem.objects.count()
             deleted = queue.clear_finished(days, statuses)
-            after = QueueItem.objects.count()
+            # One count: what was there before is what is left plus what went.
+            total = QueueItem.objects.count()
             logger.info(
                 "%s cleared %d finished queue items older than %d days (%s)",
                 request.user.get_username(),
@@ -340,7 +358,9 @@ def clear_old_view(model_admin: ModelAdmin, request: HttpRequest) -> HttpRespons
                 % {"count": deleted, "age": ngettext("%d day", "%d days", days) % days},
                 messages.SUCCESS,
             )
-            context.update(step="done", deleted=deleted, before=before, after=after)
+            context.update(
+                step="done", deleted=deleted, before=total + deleted, after=total
+            )
         context.update(
             days=days,
             statuses=statuses,
@@ -351,7 +371,7 @@ def clear_old_view(model_admin: ModelAdmin, request: HttpRequest) -> HttpRespons
         title="Clear old queue entries",
         form=form,
         opts=model_admin.opts,
-        total=QueueItem.objects.count(),
+        total=QueueItem.objects.count() if total is None else total,
     )
     request.current_app = model_admin.admin_site.name
     return TemplateResponse(request, "admin/jobqueue/clear_old.html", context)

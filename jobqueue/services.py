@@ -740,14 +740,7 @@ class QueueManager:
     def finished_older_than(
         self, older_than_days: float, statuses: Iterable[str] | None = None
     ) -> Any:
-        statuses = list(statuses or (Status.COMPLETED, Status.FAILED, Status.CANCELLED))
-        if not set(statuses) <= {Status.COMPLETED, Status.FAILED, Status.CANCELLED}:
-            raise ValueError(
-                "Only completed, failed and cancelled items can be cleared."
-            )
-        return QueueItem.objects.filter(
-            status__in=statuses, updated_at__lt=DbNow(-86400 * older_than_days)
-        )
+        return QueueItem.objects.filter(finished_before(older_than_days, statuses))
 
 
 class DocumentQueueService:
@@ -814,6 +807,15 @@ def _batches(ids: Iterable[int], size: int) -> Iterator[list[int]]:
             chunk = []
     if chunk:
         yield chunk
+
+
+def finished_before(older_than_days: float, statuses: Iterable[str] | None = None) -> Q:
+    """The items clearing deletes: finished (completed, failed and cancelled, or
+    those of ``statuses``) more than N days ago."""
+    statuses = list(statuses or (Status.COMPLETED, Status.FAILED, Status.CANCELLED))
+    if not set(statuses) <= {Status.COMPLETED, Status.FAILED, Status.CANCELLED}:
+        raise ValueError("Only completed, failed and cancelled items can be cleared.")
+    return Q(status__in=statuses, updated_at__lt=DbNow(-86400 * older_than_days))
 
 
 def delete_finished_items(ids: list[int]) -> int:

@@ -547,7 +547,9 @@ def test_delete_asks_first_and_keeps_active_jobs(admin_client, make_item):
     active = make_item(Status.PROCESSING)
     response, msgs = run_action(admin_client, "delete_selected", [done, active])
     assert msgs == ["Skipped 1 job that is still active; cancel it first."]
-    assert response.templates[0].name == "admin/delete_selected_confirmation.html"
+    assert response.templates[0].name == (
+        "admin/jobqueue/queueitem/delete_selected_confirmation.html"
+    )
     assert list(response.context["queryset"]) == [done]
     _, msgs = run_action(admin_client, "delete_selected", [done], post="yes")
     assert msgs == ["Successfully deleted 1 queue item."]

@@ -9,16 +9,17 @@ from itertools import count
 
 import pytest
 from django.contrib.admin.models import DELETION, LogEntry
-from django.contrib.messages import get_messages
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from jobqueue import admin as queue_admin
-from jobqueue.admin import DELETE_SAMPLE, EstimatedCountPaginator, estimated_rows
+from jobqueue import admin_lists
+from jobqueue.admin import QueueItemAdmin
+from jobqueue.admin_lists import DELETE_SAMPLE, EstimatedCountPaginator, estimated_rows
 from jobqueue.models import Operation, QueueItem, Status
 from jobqueue.services import QueueManager
 from jobqueue.sql import AppendToList
+from tests import admin_actions
 from tests.jobqueue.task_apps import contract
 
 pytestmark = pytest.mark.django_db
@@ -46,32 +47,11 @@ def make_items(make_document):
 
 
 def select_all(client, url: str = CHANGELIST, **extra):
-    """The delete action on "select all" of the list at ``url`` (one box ticked, as
-    the page posts it); returns (response, messages)."""
-    first = QueueItem.objects.order_by("-pk").first()
-    data = {
-        "action": "delete_selected",
-        "select_across": "1",
-        "index": "0",
-        "_selected_action": [first.pk],
-        **extra,
-    }
-    response = client.post(url, data, follow=True)
-    return response, [str(m) for m in get_messages(response.wsgi_request)]
+    return admin_actions.select_all(client, url, QueueItem, **extra)
 
 
 def confirm(client, response, url: str = CHANGELIST):
-    """Post the confirmation page's form back, as its button does."""
-    page = response.content.decode()
-    form = page[page.index('<form method="post">') :]
-    fields: dict[str, list[str]] = {}
-    for name, value in re.findall(
-        r'<input type="hidden" name="([^"]+)" value="([^"]*)">', form
-    ):
-        fields.setdefault(name, []).append(value)
-    fields.pop("csrfmiddlewaretoken", None)
-    response = client.post(url, fields, follow=True)
-    return response, [str(m) for m in get_messages(response.wsgi_request)]
+    return admin_actions.confirm(client, response, url)
 
 
 # --- The bulk delete -------------------------------------------------------------
@@ -85,7 +65,9 @@ def test_select_all_delete_confirmation_names_a_sample_and_counts_the_rest(
     make_items(2, Status.PENDING)
     response, msgs = select_all(admin_client)
     assert msgs == ["Skipped 2 jobs that are still active; cancel them first."]
-    assert response.templates[0].name == "admin/delete_selected_confirmation.html"
+    assert response.templates[0].name == (
+        "admin/jobqueue/queueitem/delete_selected_confirmation.html"
+    )
     listed = response.context["deletable_objects"][0]
     assert len(listed) == DELETE_SAMPLE  # Django's page lists all 28
     page = response.content.decode()
@@ -112,7 +94,7 @@ def test_the_confirmation_costs_the_same_for_more_items(admin_client, make_items
 def test_confirming_deletes_what_was_counted_in_batches_and_logs_each(
     admin_client, make_items, monkeypatch
 ):
-    monkeypatch.setattr(queue_admin, "DELETE_BATCH", 4)
+    monkeypatch.setattr(QueueItemAdmin, "delete_batch", 4)
     done = make_items(10, Status.COMPLETED) + make_items(3, Status.CANCELLED)
     active = make_items(2, Status.RETRY_PENDING)
     response, _ = select_all(admin_client)
@@ -150,18 +132,6 @@ def test_the_delete_keeps_the_lists_filter(admin_client, make_items):
     assert not QueueItem.objects.filter(pk__in=[i.pk for i in gone]).exists()
 
 
-def test_other_lists_keep_djangos_confirmation(admin_client, make_document):
-    document = make_document(name="kept-as-django-shows-it.txt")
-    url = reverse("admin:documents_document_changelist")
-    response = admin_client.post(
-        url, {"action": "delete_selected", "_selected_action": [document.pk]}
-    )
-    page = response.content.decode()
-    assert "kept-as-django-shows-it.txt" in page
-    assert f'name="_selected_action" value="{document.pk}"' in page
-    assert "bounded-delete" not in page
-
-
 # --- The list's count ------------------------------------------------------------
 
 
@@ -169,7 +139,7 @@ def test_a_large_unfiltered_list_shows_the_estimate_without_counting(
     admin_client, make_items, monkeypatch
 ):
     make_items(3)
-    monkeypatch.setattr(queue_admin, "estimated_rows", lambda queryset: 1_000_000)
+    monkeypatch.setattr(admin_lists, "estimated_rows", lambda queryset: 1_000_000)
     with CaptureQueriesContext(connection) as queries:
         response = admin_client.get(CHANGELIST)
     counts = [q["sql"] for q in queries if "COUNT(" in q["sql"]]
@@ -185,10 +155,10 @@ def test_a_small_or_filtered_list_is_counted_exactly(
     admin_client, make_items, monkeypatch
 ):
     make_items(3)
-    monkeypatch.setattr(queue_admin, "estimated_rows", lambda queryset: 10)
+    monkeypatch.setattr(admin_lists, "estimated_rows", lambda queryset: 10)
     page = admin_client.get(CHANGELIST).content.decode()
     assert "about" not in page and "3 queue items" in page
-    monkeypatch.setattr(queue_admin, "estimated_rows", lambda queryset: None)
+    monkeypatch.setattr(admin_lists, "estimated_rows", lambda queryset: None)
     page = admin_client.get(f"{CHANGELIST}?status__exact=completed").content.decode()
     assert "about" not in page and "3 queue items" in page
 
@@ -211,7 +181,7 @@ def test_the_paginator_takes_the_estimate_above_the_threshold(make_items, monkey
     make_items(3)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE extraction_queue")
-    monkeypatch.setattr(queue_admin, "ESTIMATE_ABOVE", 2)
+    monkeypatch.setattr(admin_lists, "ESTIMATE_ABOVE", 2)
     paginator = EstimatedCountPaginator(QueueItem.objects.order_by("-pk"), 2)
     with CaptureQueriesContext(connection) as queries:
         assert paginator.count == 3 and paginator.estimated
