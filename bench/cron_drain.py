@@ -8,6 +8,11 @@ clock and the CPU (user + system of the command and its children, from
 
     python bench/cron_drain.py
     python bench/cron_drain.py --db sqlite --jobs 2000 --rounds 1 --no-record
+    python bench/cron_drain.py --db postgres --jobs 100 --rounds 6 --together 8
+
+``--together N``: the empty run is N commands started at once, as N workers starting on
+one host: what their start-ups cost together. The CPU counts the commands and the
+children they wait for (a fork server they leave to exit on its own is not counted).
 """
 
 from __future__ import annotations
@@ -27,18 +32,25 @@ import common
 from common import PRODUCT_PY, ROOT
 
 
-def timed_once(env: dict[str, str], workers: int) -> tuple[float, float]:
-    """Wall and CPU seconds of one ``process_queue --once`` run."""
+def timed_once(
+    env: dict[str, str], workers: int, together: int = 1
+) -> tuple[float, float]:
+    """Wall and CPU seconds of ``process_queue --once``, ``together`` runs started
+    at once (as many workers starting on one host): until the last one exits."""
     cmd = [PRODUCT_PY, ROOT / "manage.py", "process_queue", "--once", "-v0"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(
-        [str(c) for c in [*cmd, "--workers", workers]],
-        env=env,
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-    )
+    runs = [
+        subprocess.Popen(
+            [str(c) for c in [*cmd, "--workers", workers]],
+            env=env,
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+        )
+        for _ in range(together)
+    ]
+    if any(run.wait() for run in runs):
+        raise SystemExit("process_queue --once failed")
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -57,6 +69,13 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=10000)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=3, help="report the median")
+    parser.add_argument(
+        "--together",
+        type=int,
+        default=1,
+        help="the empty run: so many commands started at once (their start-ups "
+        "sharing the cores)",
+    )
     parser.add_argument("--no-record", action="store_true")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-cron-"))
@@ -71,7 +90,7 @@ def main() -> None:
         try:
             for _ in range(args.rounds):
                 env = common.product_env(scratch.fresh(), tmp / "media")
-                empty.append(timed_once(env, args.workers))
+                empty.append(timed_once(env, args.workers, args.together))
                 common.product_ops(env, "seed-noop", args.jobs)
                 runs.append(timed_once(env, args.workers))
                 check = verify(env, args.jobs)
@@ -122,7 +141,12 @@ def main() -> None:
             f"{args.jobs:,} no-op jobs, fresh database per round, median of "
             f"{args.rounds} round(s); `process_queue --once --workers "
             f"{args.workers}` timed from its start to its exit. The empty run is the "
-            "same command with nothing queued: what every cron tick costs.",
+            "same command with nothing queued: what every cron tick costs"
+            + (
+                f" ({args.together} of them started at once, until the last exits)."
+                if args.together > 1
+                else "."
+            ),
             table,
         ]
     )
