@@ -10,8 +10,9 @@ from axes.models import AccessAttempt, AccessFailureLog, AccessLog
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth import get_permission_codename
+from django.db import IntegrityError, transaction
 from django.db.models import Count, QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.template.defaultfilters import filesizeformat
 from django.urls import reverse
 from django.utils import timezone
@@ -22,8 +23,13 @@ from knox.models import AuthToken, get_digest_token
 from knox.settings import CONSTANTS
 
 from documents.models import Document
-from documents.services import document_delete, document_reprocess
-from jobqueue.admin_lists import BoundedDeleteMixin, EstimatedCountPaginator
+from documents.services import document_delete, document_reprocess_many
+from jobqueue.admin_lists import (
+    DELETE_SAMPLE,
+    BoundedDeleteMixin,
+    EstimatedCountPaginator,
+    admin_link,
+)
 from jobqueue.admin_monitoring import OperatorsMayView, RecentValuesFilter
 from jobqueue.dashboard import status_badge
 from jobqueue.models import ACTIVE_STATUSES, ErrorType, QueueItem, Status, is_operator
@@ -32,6 +38,9 @@ PREVIEW_CHARS = 500
 # Documents per transaction when the bulk delete deletes them: each goes through
 # ``document_delete`` (its jobs, tags and, once the batch commits, its files).
 DOCUMENT_DELETE_BATCH = 500
+# Documents per transaction when the reprocess action queues them: one read of
+# their ids and one insert of their jobs, however many are selected.
+REPROCESS_BATCH = 1_000
 
 
 class MimeTypeFilter(RecentValuesFilter):
@@ -124,6 +133,7 @@ class DocumentAdmin(BoundedDeleteMixin, OperatorsMayView, admin.ModelAdmin):
     )
     actions = ("reprocess", "delete_selected")
     delete_batch = DOCUMENT_DELETE_BATCH
+    reprocess_batch = REPROCESS_BATCH
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         # Uploads go through the upload form, which checks size, type and name.
@@ -156,14 +166,7 @@ class DocumentAdmin(BoundedDeleteMixin, OperatorsMayView, admin.ModelAdmin):
     def deletable(
         self, request: HttpRequest, selected: QuerySet[Document]
     ) -> QuerySet[Document] | None:
-        # Django's rule for what cascades: deleting a document deletes its jobs,
-        # which needs the right to delete queue items (as Django's page checks).
-        opts = QueueItem._meta
-        codename = get_permission_codename("delete", opts)
-        if (
-            request.user.has_perm(f"{opts.app_label}.{codename}")
-            or not QueueItem.objects.filter(document__in=selected).exists()
-        ):
+        if self.may_delete_their_jobs(request, selected):
             return selected
         self.message_user(
             request,
@@ -172,6 +175,70 @@ class DocumentAdmin(BoundedDeleteMixin, OperatorsMayView, admin.ModelAdmin):
             messages.ERROR,
         )
         return None
+
+    def may_delete_their_jobs(
+        self, request: HttpRequest, selected: QuerySet[Document]
+    ) -> bool:
+        """Django's rule for what cascades: deleting documents deletes their jobs,
+        which needs the right to delete queue items (as Django's page checks),
+        whatever the jobs' state (the queue's admin refuses to delete an active
+        job alone, which would strand its document's status; with its document
+        it goes, as the API and the bulk delete delete it)."""
+        opts = QueueItem._meta
+        codename = get_permission_codename("delete", opts)
+        return (
+            request.user.has_perm(f"{opts.app_label}.{codename}")
+            or not QueueItem.objects.filter(document__in=selected).exists()
+        )
+
+    def get_deleted_objects(
+        self, objs: Any, request: HttpRequest
+    ) -> tuple[list[Any], dict[str, int], set[str], list[Any]]:
+        # The single delete's page (the bulk delete has its own confirmation).
+        # Django's collector lists every job of the document and refuses an
+        # active one; here the document goes with its jobs in any state, through
+        # ``delete_model``, and the page names its newest jobs and counts them.
+        documents = list(objs)
+        selected = Document.objects.filter(pk__in=[d.pk for d in documents])
+        if not self.may_delete_their_jobs(request, selected):
+            return [], {}, {str(QueueItem._meta.verbose_name)}, []
+        summary = self.bounded_delete_context(request, selected, len(documents))
+        jobs = list(
+            QueueItem.objects.filter(document__in=selected)
+            .only("pk", "operation", "status", "document_id")
+            .order_by("-pk")[:DELETE_SAMPLE]
+        )
+        listed: list[Any] = []
+        for document in documents:
+            listed.append(admin_link(document))
+            its_jobs = [
+                admin_link(job) for job in jobs if job.document_id == document.pk
+            ]
+            if its_jobs:
+                listed.append(its_jobs)
+        more = summary["queue_items"]["total"] - len(jobs)
+        if more > 0:
+            listed.append(
+                ngettext(
+                    "… and %(count)d more queue item, not listed here.",
+                    "… and %(count)d more queue items, not listed here.",
+                    more,
+                )
+                % {"count": more}
+            )
+        return listed, dict(summary["model_count"]), set(), []
+
+    def render_delete_form(
+        self, request: HttpRequest, context: dict[str, Any]
+    ) -> HttpResponse:
+        # What the page says of the jobs that go with the document (its own
+        # template: admin/documents/document/delete_confirmation.html).
+        if not context["perms_lacking"]:
+            selected = Document.objects.filter(pk=context["object"].pk)
+            context["queue_items"] = self.bounded_delete_context(request, selected, 1)[
+                "queue_items"
+            ]
+        return super().render_delete_form(request, context)
 
     def bounded_delete_context(
         self, request: HttpRequest, selected: QuerySet[Document], total: int
@@ -242,12 +309,7 @@ class DocumentAdmin(BoundedDeleteMixin, OperatorsMayView, admin.ModelAdmin):
 
     @admin.action(description="Reprocess selected documents", permissions=["reprocess"])
     def reprocess(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
-        queued = already = 0
-        for document in queryset:
-            if document_reprocess(document=document) is None:
-                already += 1
-            else:
-                queued += 1
+        queued, already = self.reprocess_in_batches(queryset)
         parts = [
             ngettext(
                 "Queued %(count)d document for reprocessing",
@@ -270,6 +332,37 @@ class DocumentAdmin(BoundedDeleteMixin, OperatorsMayView, admin.ModelAdmin):
             "; ".join(parts) + ".",
             messages.SUCCESS if queued else messages.WARNING,
         )
+
+    def reprocess_in_batches(self, selected: QuerySet[Document]) -> tuple[int, int]:
+        """Queue the selection again ``reprocess_batch`` at a time, oldest first,
+        each batch one transaction: a read of its ids and one insert of their jobs
+        (``document_reprocess_many``), however many "select all" covers.
+        (queued, skipped): a document whose extraction is already waiting or
+        running is skipped, as ``document_reprocess`` skips it."""
+        ids_in_order = (
+            selected.select_related(None).order_by("pk").values_list("pk", flat=True)
+        )
+        queued = skipped = after = 0
+        while True:
+            for attempt in range(2):
+                try:
+                    with transaction.atomic():
+                        # Each batch starts past the last one's ids.
+                        ids = list(
+                            ids_in_order.filter(pk__gt=after)[: self.reprocess_batch]
+                        )
+                        jobs = document_reprocess_many(document_ids=ids) if ids else []
+                    break
+                except IntegrityError:
+                    # A document deleted after its id was read: its new job's
+                    # reference was refused at the commit. Read the batch again.
+                    if attempt:
+                        raise
+            if not ids:
+                return queued, skipped
+            queued += len(jobs)
+            skipped += len(ids) - len(jobs)
+            after = ids[-1]
 
 
 class TokenCreateForm(forms.ModelForm):

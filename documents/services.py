@@ -22,7 +22,7 @@ from documents.models import Document, Tag
 from documents.pages import forget_pages
 from documents.uploads import CheckedUpload
 from jobqueue.models import Operation, Status
-from jobqueue.services import DocumentQueueService
+from jobqueue.services import DocumentQueueService, QueueManager
 
 logger = logging.getLogger(__name__)
 
@@ -173,6 +173,14 @@ def document_reprocess(*, document: Document, priority: int = 0) -> int | None:
         fields=["status", "error_type", "error_message", "updated_at"]
     )
     return job_id
+
+
+def document_reprocess_many(*, document_ids: list[int], priority: int = 0) -> list[int]:
+    """``document_reprocess`` for many documents in one transaction, one insert for
+    them all (``QueueManager.enqueue_batch``); the ids of the new jobs. A document
+    whose extraction is waiting or running is skipped, by the database, as
+    ``document_reprocess`` skips it."""
+    return QueueManager(Operation.REPROCESS).enqueue_batch(document_ids, priority)
 
 
 def document_delete(*, document: Document) -> None:

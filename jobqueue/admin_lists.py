@@ -11,12 +11,13 @@ from django.contrib.admin import helpers
 from django.contrib.admin.utils import model_ngettext
 from django.core.paginator import EmptyPage, PageNotAnInteger, Paginator
 from django.db import connections, transaction
-from django.db.models import Count, Max, QuerySet
+from django.db.models import Count, Max, Model, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.functional import cached_property
 from django.utils.html import format_html
+from django.utils.safestring import SafeString
 from django.utils.text import capfirst
 from django.utils.translation import gettext, gettext_lazy
 
@@ -41,6 +42,13 @@ def estimated_rows(queryset: QuerySet) -> int | None:
         return None
     with connections[queryset.db].cursor() as cursor:
         return sql.dialect().estimated_rows(cursor, queryset.model._meta.db_table)
+
+
+def admin_link(obj: Model) -> SafeString:
+    """An object as Django's delete pages name it: its kind, then a link to it."""
+    opts = obj._meta
+    url = reverse(f"admin:{opts.app_label}_{opts.model_name}_change", args=[obj.pk])
+    return format_html('{}: <a href="{}">{}</a>', capfirst(opts.verbose_name), url, obj)
 
 
 class EstimatedCountPaginator(Paginator):
@@ -142,14 +150,7 @@ class BoundedDeleteMixin:
         sample = selected.order_by("-pk")[:DELETE_SAMPLE]
         if self.deletion_log_fields:
             sample = sample.only(*self.deletion_log_fields)
-        name = capfirst(self.opts.verbose_name)
-        change = f"admin:{self.opts.app_label}_{self.opts.model_name}_change"
-        listed = [
-            format_html(
-                '{}: <a href="{}">{}</a>', name, reverse(change, args=[obj.pk]), obj
-            )
-            for obj in sample
-        ]
+        listed = [admin_link(obj) for obj in sample]
         context = {
             **self.admin_site.each_context(request),
             "title": gettext("Delete multiple objects"),
