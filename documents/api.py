@@ -89,8 +89,7 @@ class TooManyActiveJobs(APIException):
 
 
 class AlreadyQueued(APIException):
-    """409: an extraction of the document (its first, or a reprocess) is waiting
-    or running."""
+    """409: an extraction of the document (its first, or a reprocess) is running."""
 
     status_code = status.HTTP_409_CONFLICT
     default_code = "already_queued"
@@ -463,8 +462,9 @@ class DocumentReprocess(generics.GenericAPIView):
 
     @extend_schema(request=PrioritySerializer, responses={202: DocumentSerializer})
     def post(self, request: Request, pk: int) -> Response:
-        """Queue the document again and answer at once (202); 409 while an
-        extraction of it (its first, or a reprocess) is waiting or running."""
+        """Queue the document again and answer at once (202). While an extraction
+        of it (its first, or a reprocess) is waiting, that one reads it anew: 202
+        too, nothing more queued. 409 while one is running."""
         document = _document(request, pk)
         if not can_reprocess(request.user, document):
             raise PermissionDenied(
@@ -475,10 +475,12 @@ class DocumentReprocess(generics.GenericAPIView):
         priority = _priority(request, body.validated_data)
         _check_active_jobs(request)
         if document_reprocess(document=document, priority=priority) is None:
-            raise AlreadyQueued(
-                f"“{document}” is already waiting to be processed or being "
-                "processed; its status URL shows when it is done."
-            )
+            document.refresh_from_db(fields=["status"])
+            if document.status == Status.PROCESSING:
+                raise AlreadyQueued(
+                    f"“{document}” is being processed; its status URL shows when "
+                    "it is done, and it may be reprocessed then."
+                )
         return Response(
             self.get_serializer(document).data, status=status.HTTP_202_ACCEPTED
         )

@@ -100,8 +100,8 @@ def add_error_responses(result: dict, generator, request, public) -> dict:
                 errors.update(UPLOAD_ERRORS)
             if method == "post" and path.endswith("/reprocess/"):
                 errors["409"] = (
-                    "An extraction of it (its first, or a reprocess) is "
-                    "already waiting or running."
+                    "An extraction of it (its first, or a reprocess) is running "
+                    "(one that is waiting will read it anew: 202)."
                 )
             for code, description in errors.items():
                 operation["responses"].setdefault(

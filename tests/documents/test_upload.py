@@ -600,7 +600,9 @@ def test_api_status_shows_why_a_document_failed(token_client, queue):
     )
 
 
-def test_api_reprocess_answers_202_then_409_while_queued(token_client, user, queue):
+def test_api_reprocess_answers_202_again_while_queued_and_409_while_running(
+    token_client, user, queue
+):
     grant_operator(user)  # only operators may set a priority
     document_id = token_client.post(
         API_URL, {"file": upload("a.txt", b"words\n")}
@@ -613,9 +615,15 @@ def test_api_reprocess_answers_202_then_409_while_queued(token_client, user, que
     assert response.json()["status"] == "pending"
     item = QueueItem.objects.get(operation=Operation.REPROCESS)
     assert (item.status, item.priority) == (Status.PENDING, 3)
+    # The waiting job will read it anew: nothing more to queue.
     again = token_client.post(url)
-    assert again.status_code == 409
-    assert again.json()["error"]["code"] == "already_queued"
+    assert again.status_code == 202
+    assert again.json()["status"] == "pending"
+    assert QueueItem.objects.filter(operation=Operation.REPROCESS).count() == 1
+    queue.claim("w1")
+    running = token_client.post(url)
+    assert running.status_code == 409
+    assert running.json()["error"]["code"] == "already_queued"
     assert QueueItem.objects.filter(operation=Operation.REPROCESS).count() == 1
 
 
@@ -629,21 +637,27 @@ def _first_extraction(queue: QueueManager, state: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "state", [Status.PENDING, Status.PROCESSING, Status.RETRY_PENDING]
+    "state, code",
+    [(Status.PENDING, 202), (Status.PROCESSING, 409), (Status.RETRY_PENDING, 202)],
 )
-def test_api_reprocess_answers_409_while_the_first_extraction_is_active(
-    token_client, queue, state
+def test_api_reprocess_leaves_the_first_extraction_to_read_the_document(
+    token_client, queue, state, code
 ):
+    """Waiting, the first extraction will read the document: 202, nothing more
+    queued; running, 409."""
     document_id = token_client.post(
         API_URL, {"file": upload("a.txt", b"words\n")}
     ).json()["id"]
     _first_extraction(queue, state)
     url = f"/api/documents/{document_id}/reprocess/"
     response = token_client.post(url)
-    assert response.status_code == 409
-    error = response.json()["error"]
-    assert error["code"] == "already_queued"
-    assert "a.txt" in error["message"]
+    assert response.status_code == code
+    if code == 409:
+        error = response.json()["error"]
+        assert error["code"] == "already_queued"
+        assert "a.txt" in error["message"]
+    else:
+        assert response.json()["status"] == state
     assert not QueueItem.objects.filter(operation=Operation.REPROCESS).exists()
     # Once the first extraction is over, the document may be reprocessed.
     QueueItem.objects.filter(status=Status.RETRY_PENDING).update(

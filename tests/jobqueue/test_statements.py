@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import threading
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from django.test.utils import CaptureQueriesContext
 import jobqueue
 from jobqueue import sql
 from jobqueue.faults import is_database_fault
-from jobqueue.models import Operation, QueueItem, Status
+from jobqueue.models import Operation, QueueItem, Status, WorkerHeartbeat
 from jobqueue.services import QueueManager
 from jobqueue.worker import ExtractionWorker
 from tests.conftest import wait_for
@@ -150,3 +151,27 @@ def test_a_statement_sqlite_refuses_raises_djangos_error():
         other.rollback()
         other.close()
     assert is_database_fault(raised.value)
+
+
+# The guide's operator query for dead workers, exactly as the guide prints it.
+GUIDE_DEAD_WORKERS = """SELECT * FROM worker_heartbeat
+WHERE last_heartbeat < datetime('now', '-60 seconds')
+AND status != 'stopped';"""
+
+
+def test_the_guides_dead_worker_query_runs_as_written():
+    now = sql.db_now()
+    beats = {
+        "dead": (now - timedelta(seconds=90), WorkerHeartbeat.State.BUSY),
+        "alive": (now - timedelta(seconds=5), WorkerHeartbeat.State.IDLE),
+        "stopped": (now - timedelta(hours=1), WorkerHeartbeat.State.STOPPED),
+    }
+    for worker_id, (at, state) in beats.items():
+        WorkerHeartbeat.objects.create(
+            worker_id=worker_id, status=state, last_heartbeat=at
+        )
+    with connection.cursor() as cursor:
+        cursor.execute(GUIDE_DEAD_WORKERS.replace("%", "%%"))
+        columns = [column[0] for column in cursor.description]
+        found = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+    assert [row["worker_id"] for row in found] == ["dead"]
