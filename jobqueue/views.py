@@ -6,7 +6,6 @@ import hmac
 
 from django.conf import settings
 from django.http import (
-    Http404,
     HttpRequest,
     HttpResponse,
     HttpResponseNotAllowed,
@@ -24,8 +23,10 @@ def cron(request: HttpRequest) -> HttpResponse:
     whether an operator has paused processing (then nothing is done)."""
     expected = settings.CRON_TOKEN
     if not expected:
-        # Disabled: not there at all, whatever the method.
-        raise Http404("The cron endpoint is disabled (CRON_TOKEN is not set).")
+        # Disabled: not there at all, whatever the method; said as its other errors.
+        return _error(
+            404, "not_found", "The cron endpoint is disabled (CRON_TOKEN is not set)."
+        )
     if request.method != "POST":
         return HttpResponseNotAllowed(["POST"])
     scheme, _, given = request.headers.get("Authorization", "").partition(" ")

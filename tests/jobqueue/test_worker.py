@@ -382,6 +382,18 @@ def test_cron_endpoint_needs_the_token(
         assert status_of(job_id) == Status.PENDING
 
 
+@pytest.mark.parametrize("method", ["get", "post"])
+def test_a_disabled_cron_endpoint_is_a_json_404(client, settings, queue, method):
+    settings.CRON_TOKEN = ""
+    response = getattr(client, method)(
+        reverse("jobqueue:cron"), HTTP_AUTHORIZATION="Bearer anything"
+    )
+    assert response.status_code == 404
+    error = response.json()["error"]
+    assert error["code"] == "not_found"
+    assert "CRON_TOKEN is not set" in error["message"]
+
+
 def test_cron_endpoint_answers_without_its_trailing_slash(
     client, settings, make_document, queue
 ):
