@@ -24,22 +24,6 @@ DOCUMENTS = reverse("admin:documents_document_changelist")
 _names = count()
 
 
-@pytest.fixture
-def make_documents(make_document):
-    """``n`` stored documents, each with one queue item in ``status``."""
-
-    def make(n: int, status: str = Status.COMPLETED) -> list[Document]:
-        made = []
-        for _ in range(n):
-            document = make_document(name=f"again-{next(_names)}.txt")
-            QueueItem.objects.create(document=document, status=status)
-            Document.objects.filter(pk=document.pk).update(status=status)
-            made.append(document)
-        return made
-
-    return make
-
-
 def reprocess_all(client, url: str = DOCUMENTS):
     return admin_actions.select_all(client, url, Document, action="reprocess")
 

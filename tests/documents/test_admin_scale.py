@@ -18,7 +18,6 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from documents import admin as documents_admin
 from documents.admin import DocumentAdmin, LoginAttemptAdmin
 from documents.models import Document
 from jobqueue import admin_lists
@@ -31,22 +30,6 @@ pytestmark = pytest.mark.django_db
 DOCUMENTS = reverse("admin:documents_document_changelist")
 ATTEMPTS = reverse("admin:axes_accessattempt_changelist")
 _names = count()
-
-
-@pytest.fixture
-def make_documents(make_document):
-    """``n`` stored documents, each with one queue item in ``status``."""
-
-    def make(n: int, status: str = Status.COMPLETED) -> list[Document]:
-        made = []
-        for _ in range(n):
-            document = make_document(name=f"bulk-{next(_names)}.txt")
-            QueueItem.objects.create(document=document, status=status)
-            Document.objects.filter(pk=document.pk).update(status=status)
-            made.append(document)
-        return made
-
-    return make
 
 
 def select_all(client, url: str = DOCUMENTS, model=Document, **extra):
@@ -106,17 +89,13 @@ def test_the_confirmation_costs_the_same_for_more_documents(
 
 
 def test_confirming_deletes_in_batches_through_the_service(
-    admin_client, make_documents, monkeypatch, django_capture_on_commit_callbacks
+    admin_client,
+    make_documents,
+    deleted_through,
+    monkeypatch,
+    django_capture_on_commit_callbacks,
 ):
     monkeypatch.setattr(DocumentAdmin, "delete_batch", 4)
-    deleted_through = []
-    service = documents_admin.document_delete
-
-    def spy(*, document):
-        deleted_through.append(document.pk)
-        service(document=document)
-
-    monkeypatch.setattr(documents_admin, "document_delete", spy)
     # Being processed or waiting: deleted too, as the API deletes them.
     doomed = make_documents(7) + make_documents(2, Status.PROCESSING)
     metric = ExtractionMetric.objects.create(

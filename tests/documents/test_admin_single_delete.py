@@ -14,7 +14,6 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from documents import admin as documents_admin
 from documents.models import Document
 from jobqueue.admin_lists import DELETE_SAMPLE
 from jobqueue.models import ExtractionMetric, QueueItem, Status
@@ -34,7 +33,7 @@ def with_jobs(document: Document, *statuses: str) -> Document:
 
 
 def test_a_document_being_processed_is_deleted_from_its_page(
-    admin_client, make_document, monkeypatch, django_capture_on_commit_callbacks
+    admin_client, make_document, deleted_through, django_capture_on_commit_callbacks
 ):
     document = with_jobs(make_document(), Status.COMPLETED, Status.PROCESSING)
     Document.objects.filter(pk=document.pk).update(status=Status.PROCESSING)
@@ -48,14 +47,6 @@ def test_a_document_being_processed_is_deleted_from_its_page(
     assert "Completed: 1" in page and "Processing: 1" in page
     assert "Its extraction is waiting or running" in page
     assert reverse("admin:jobqueue_queueitem_change", args=[running.pk]) in page
-    deleted_through = []
-    service = documents_admin.document_delete
-
-    def spy(*, document):
-        deleted_through.append(document.pk)
-        service(document=document)
-
-    monkeypatch.setattr(documents_admin, "document_delete", spy)
     with django_capture_on_commit_callbacks(execute=True):
         response = admin_client.post(delete_url(document), {"post": "yes"})
     assert response.status_code == 302

@@ -1,0 +1,45 @@
+"""Fixtures of the documents' tests: many documents at once, and the deletions the
+admin makes through the documents' service."""
+
+from __future__ import annotations
+
+from itertools import count
+
+import pytest
+
+from documents import admin as documents_admin
+from documents.models import Document
+from jobqueue.models import QueueItem, Status
+
+_names = count()
+
+
+@pytest.fixture
+def make_documents(make_document):
+    """``n`` stored documents, each with one queue item in ``status``."""
+
+    def make(n: int, status: str = Status.COMPLETED) -> list[Document]:
+        made = []
+        for _ in range(n):
+            document = make_document(name=f"many-{next(_names)}.txt")
+            QueueItem.objects.create(document=document, status=status)
+            Document.objects.filter(pk=document.pk).update(status=status)
+            made.append(document)
+        return made
+
+    return make
+
+
+@pytest.fixture
+def deleted_through(monkeypatch) -> list[int]:
+    """The ids of the documents the admin deletes through ``document_delete``, in
+    order (they are deleted too)."""
+    deleted: list[int] = []
+    service = documents_admin.document_delete
+
+    def spy(*, document: Document) -> None:
+        deleted.append(document.pk)
+        service(document=document)
+
+    monkeypatch.setattr(documents_admin, "document_delete", spy)
+    return deleted
