@@ -147,6 +147,7 @@ def test_a_large_unfiltered_list_shows_the_estimate_without_counting(
     page = response.content.decode()
     assert re.search(r"about</span> 1000000 queue items", page)
     assert "Select all (about 1000000) queue items" in page
+    assert "All (about 1000000) selected" in page
     # A page past the estimate's end is empty, not an error.
     assert admin_client.get(f"{CHANGELIST}?p=20000").status_code == 200
 
