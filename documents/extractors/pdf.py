@@ -42,6 +42,9 @@ _GARBLED = re.compile(r"[\x00\x01\x03-\x08\x0b\x0c\x0e-\x1f\x7f\ufffd]")
 _DUBIOUS = re.compile(r"[\ue000-\uf8ff\ufffd]|\(cid:\d+\)")  # unreadable glyphs
 _WORDLIKE = re.compile(r"[^\W_]")  # a letter or digit
 _WORD = re.compile(r"[^\W\d_]{3,}")  # a word (of three letters or more)
+# Lines further apart than this many times their (median) height are not lines of
+# one text: a table's cells, or its rows.
+_CELL_PITCH = 1.6
 # Annotations whose /Contents is a person's comment (a popup repeats its parent's).
 _COMMENTED = {
     getattr(pdfium_c, f"FPDF_ANNOT_{kind}")
@@ -1049,8 +1052,8 @@ def _cut_at_leaps(runs: list[list[_Line]]) -> list[list[_Line]]:
     above. (A drawing's labels, a letter or a number each, are no header and no
     body; a column whose lines PDFium ran into the next column's leaves gaps
     beside that column's lines, but not beside its top.)"""
-    heights = sorted(x.top - x.bottom for run in runs for x in run)
-    least = 2 * heights[len(heights) // 2]  # room for two lines, at the least
+    # Room for two lines, at the least.
+    least = 2 * _median_height([x for run in runs for x in run])
     leaps = [
         (k, i)
         for k, run in enumerate(runs)
@@ -1111,6 +1114,11 @@ def _prose(lines: list[str]) -> bool:
     return lower + hyphens >= _PROSE_SHARE * len(lines) or cased < 0.8 * len(starts)
 
 
+def _median_height(lines: list[_Line]) -> float:
+    heights = sorted(x.top - x.bottom for x in lines)
+    return heights[len(heights) // 2]
+
+
 def _cells(run: list[_Line]) -> bool:
     """Whether a column's lines are a table's cells, whatever their case: short
     and further apart than lines of text (an index, a page of formulas, are not)."""
@@ -1118,8 +1126,7 @@ def _cells(run: list[_Line]) -> bool:
     if len(run) < 3 or words[len(words) // 2] > 3:
         return False
     pitches = sorted(a.top - b.top for a, b in pairwise(run))
-    heights = sorted(x.top - x.bottom for x in run)
-    return pitches[len(pitches) // 2] >= 1.6 * heights[len(heights) // 2]
+    return pitches[len(pitches) // 2] >= _CELL_PITCH * _median_height(run)
 
 
 def _cell_rows(
@@ -1158,9 +1165,8 @@ def _wrapped(run: list[_Line], box: Callable[[int], _Box]) -> int:
 
 def _blocks(run: list[_Line]) -> list[list[_Line]]:
     """A column's lines in blocks: a line further under the one before it than
-    lines of text are (1.6 times its height) starts a block."""
-    heights = sorted(x.top - x.bottom for x in run)
-    gap = 1.6 * heights[len(heights) // 2]
+    lines of text are (``_CELL_PITCH``) starts a block."""
+    gap = _CELL_PITCH * _median_height(run)
     blocks = [[run[0]]]
     for above, below in pairwise(run):
         if above.top - below.top >= gap or below.top > above.top:
