@@ -812,8 +812,8 @@ def _batches(ids: Iterable[int], size: int) -> Iterator[list[int]]:
 def finished_before(older_than_days: float, statuses: Iterable[str] | None = None) -> Q:
     """The items clearing deletes: finished (completed, failed and cancelled, or
     those of ``statuses``) more than N days ago."""
-    statuses = list(statuses or (Status.COMPLETED, Status.FAILED, Status.CANCELLED))
-    if not set(statuses) <= {Status.COMPLETED, Status.FAILED, Status.CANCELLED}:
+    statuses = list(statuses or FINISHED_STATUSES)
+    if not set(statuses) <= set(FINISHED_STATUSES):
         raise ValueError("Only completed, failed and cancelled items can be cleared.")
     return Q(status__in=statuses, updated_at__lt=DbNow(-86400 * older_than_days))
 
