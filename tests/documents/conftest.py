@@ -1,11 +1,12 @@
-"""Fixtures of the documents' tests: many documents at once, and the deletions the
-admin makes through the documents' service."""
+"""Fixtures of the documents' tests: many documents at once, the deletions the admin
+makes through the documents' service, and staff who may delete documents only."""
 
 from __future__ import annotations
 
 from itertools import count
 
 import pytest
+from django.contrib.auth.models import Permission
 
 from documents import admin as documents_admin
 from documents.models import Document
@@ -43,3 +44,15 @@ def deleted_through(monkeypatch) -> list[int]:
 
     monkeypatch.setattr(documents_admin, "document_delete", spy)
     return deleted
+
+
+@pytest.fixture
+def deleter(client, django_user_model):
+    """Staff who may view and delete documents, not queue items, logged in on
+    ``client``."""
+    staff = django_user_model.objects.create_user("deleter", is_staff=True)
+    staff.user_permissions.set(
+        Permission.objects.filter(codename__in=["view_document", "delete_document"])
+    )
+    client.force_login(staff)
+    return staff

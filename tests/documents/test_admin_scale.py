@@ -156,13 +156,8 @@ def test_ticked_documents_are_posted_back_and_deleted(admin_client, make_documen
 
 
 def test_deleting_their_jobs_needs_the_right_to_delete_queue_items(
-    client, make_documents, django_user_model
+    client, deleter, make_documents
 ):
-    staff = django_user_model.objects.create_user("deleter", is_staff=True)
-    staff.user_permissions.set(
-        Permission.objects.filter(codename__in=["view_document", "delete_document"])
-    )
-    client.force_login(staff)
     make_documents(2)
     for extra in ({}, {"post": "yes"}):
         _, msgs = select_all(client, **extra)

@@ -60,13 +60,8 @@ def test_a_document_being_processed_is_deleted_from_its_page(
 
 
 def test_deleting_its_jobs_needs_the_right_to_delete_queue_items(
-    client, make_document, django_user_model
+    client, deleter, make_document
 ):
-    staff = django_user_model.objects.create_user("deleter", is_staff=True)
-    staff.user_permissions.set(
-        Permission.objects.filter(codename__in=["view_document", "delete_document"])
-    )
-    client.force_login(staff)
     busy = with_jobs(make_document(name="busy.txt"), Status.PENDING)
     page = client.get(delete_url(busy)).content.decode()
     assert "Cannot delete document" in page and "queue item" in page
@@ -77,7 +72,7 @@ def test_deleting_its_jobs_needs_the_right_to_delete_queue_items(
     assert client.post(delete_url(alone), {"post": "yes"}).status_code == 302
     assert not Document.objects.filter(pk=alone.pk).exists()
     # With the right to delete queue items, the active job goes with its document.
-    staff.user_permissions.add(Permission.objects.get(codename="delete_queueitem"))
+    deleter.user_permissions.add(Permission.objects.get(codename="delete_queueitem"))
     assert client.post(delete_url(busy), {"post": "yes"}).status_code == 302
     assert not Document.objects.exists() and not QueueItem.objects.exists()
 
