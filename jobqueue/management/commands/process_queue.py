@@ -199,31 +199,29 @@ class Command(BaseCommand):
     ) -> dict[str, int | bool]:
         """Drain what is due; print and return the counts, and whether an operator
         has paused processing (then nothing is done)."""
-        if QueueControl.is_paused():
-            counts = {"processed": 0, "completed": 0, "failed": 0, "paused": True}
-            if as_json:
-                self.stdout.write(json.dumps(counts))
-            else:
-                self.stdout.write("Processing is paused by an operator: nothing done.")
-            return counts
-        progress = None
-        if self.stdout.isatty():
-            from tqdm import tqdm
+        paused = QueueControl.is_paused()
+        counts = {"processed": 0, "completed": 0, "failed": 0}
+        if not paused:
+            progress = None
+            if self.stdout.isatty():
+                from tqdm import tqdm
 
-            progress = tqdm(unit="job", desc="Processing", file=sys.stderr)
-        try:
-            counts = worker.drain(
-                limit,
-                time_budget=budget,
-                on_progress=progress.update if progress is not None else None,
-            )
-        finally:
-            # Not ``if progress``: a bar of unknown length has no truth value.
-            if progress is not None:
-                progress.close()
-        counts = {**counts, "paused": False}
+                progress = tqdm(unit="job", desc="Processing", file=sys.stderr)
+            try:
+                counts = worker.drain(
+                    limit,
+                    time_budget=budget,
+                    on_progress=progress.update if progress is not None else None,
+                )
+            finally:
+                # Not ``if progress``: a bar of unknown length has no truth value.
+                if progress is not None:
+                    progress.close()
+        counts = {**counts, "paused": paused}
         if as_json:
             self.stdout.write(json.dumps(counts))
+        elif paused:
+            self.stdout.write("Processing is paused by an operator: nothing done.")
         else:
             self.stdout.write(
                 "Processed {processed} jobs: {completed} completed, {failed} "
