@@ -38,12 +38,19 @@ class SafeQuitThreadWorker(ThreadWorker):
     when SIGQUIT (or a terminal's Ctrl+C, which reaches every process of the group)
     lands while the main thread is handing a request to that pool, which holds the
     same lock, the worker deadlocks and hangs until the graceful timeout kills it
-    ("was sent SIGKILL! Perhaps out of memory?"). Quitting as a plain worker does
-    needs no lock: the exit lets the pool's threads finish the requests they hold."""
+    ("was sent SIGKILL! Perhaps out of memory?"). Here the pool is shut down as
+    ``shutdown(wait=False)`` does it, without that lock; the exit lets its threads
+    finish the requests they hold."""
 
     def init_signals(self) -> None:
         super().init_signals()
         release_stop_signals()  # a signal held since the fork reaches our handlers
 
     def handle_quit(self, sig, frame) -> None:
+        # The pool must still be told: a thread it was starting when the signal landed
+        # is not yet on its books, so the exit would not wake it, and it would wait
+        # for work, holding the exit, until the master's graceful timeout killed it.
+        # The flag and the queue's wake-up reach every thread (each passes it on).
+        self.tpool._shutdown = True
+        self.tpool._work_queue.put(None)  # a SimpleQueue: safe in a signal handler
         Worker.handle_quit(self, sig, frame)
