@@ -1,9 +1,12 @@
-"""The operators' bulk actions: cancel or retry every selected job, and clear old
-entries, one job at a time (before) against the batched statements (after).
+"""The operators' bulk actions: cancel or retry every selected job, clear old
+entries, and delete documents, one at a time (before) against the batched
+statements (after).
 
 Before is what the admin did until the batched versions: a ``cancel`` or
 ``retry_failed(job_id=...)`` per job, one transaction each, and for clearing Django's
-``delete()``, which loads every row to null the metrics' and heartbeats' pointers.
+``delete()``, which loads every row to null the metrics' and heartbeats' pointers;
+for documents, ``document_delete`` one at a time against ``document_delete_many``
+in the admin's batches.
 Each run is a child process on a fresh database, seeded in a few statements; it
 prints the seconds and the child's peak memory (RSS).
 
@@ -25,7 +28,7 @@ import time
 import common
 from common import PRODUCT_PY, ROOT
 
-OPERATIONS = ("cancel", "retry", "clear")
+OPERATIONS = ("cancel", "retry", "clear", "delete")
 
 
 def child(operation: str, mode: str, count: int) -> dict[str, float]:
@@ -51,7 +54,13 @@ def child(operation: str, mode: str, count: int) -> dict[str, float]:
     for start in range(0, count, 5000):
         size = min(5000, count - start)
         documents = Document.objects.bulk_create(
-            Document(owner=owner, original_filename=f"{n}.txt", size=1, sha256="0")
+            Document(
+                owner=owner,
+                original_filename=f"{n}.txt",
+                file=f"bench/{start + n}.txt",  # none stored: nothing to remove
+                size=1,
+                sha256="0",
+            )
             for n in range(size)
         )
         items = QueueItem.objects.bulk_create(
@@ -84,6 +93,8 @@ def child(operation: str, mode: str, count: int) -> dict[str, float]:
             if mode == "before"
             else len(queue.retry_failed_many(ids))
         )
+    elif operation == "delete":
+        done = delete_documents(mode, Document.objects.without_text().order_by("pk"))
     elif mode == "before":
         done = queue.finished_older_than(30).delete()[1][QueueItem._meta.label]
     else:
@@ -95,6 +106,21 @@ def child(operation: str, mode: str, count: int) -> dict[str, float]:
         "seconds": round(seconds, 2),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
     }
+
+
+def delete_documents(mode: str, documents) -> int:
+    from documents.admin import DOCUMENT_DELETE_BATCH
+    from documents.services import document_delete, document_delete_many
+
+    documents = list(documents)
+    if mode == "before":
+        for document in documents:
+            document_delete(document=document)
+    else:
+        for start in range(0, len(documents), DOCUMENT_DELETE_BATCH):
+            batch = documents[start : start + DOCUMENT_DELETE_BATCH]
+            document_delete_many(documents=batch)
+    return len(documents)
 
 
 def run(db: common.ScratchDB, operation: str, mode: str, count: int) -> dict:
@@ -115,7 +141,12 @@ def run(db: common.ScratchDB, operation: str, mode: str, count: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", choices=["sqlite", "postgres", "both"], default="both")
-    parser.add_argument("--jobs", type=int, default=5000, help="to cancel and retry")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=5000,
+        help="to cancel and retry, documents to delete",
+    )
     parser.add_argument("--clear", type=int, default=50000, help="items to clear")
     parser.add_argument("--only", choices=OPERATIONS, action="append")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)

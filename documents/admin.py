@@ -23,7 +23,11 @@ from knox.models import AuthToken, get_digest_token
 from knox.settings import CONSTANTS
 
 from documents.models import Document
-from documents.services import document_delete, document_reprocess_many
+from documents.services import (
+    document_delete,
+    document_delete_many,
+    document_reprocess_many,
+)
 from jobqueue.admin_lists import (
     DELETE_SAMPLE,
     BoundedDeleteMixin,
@@ -35,8 +39,8 @@ from jobqueue.dashboard import status_badge
 from jobqueue.models import ACTIVE_STATUSES, ErrorType, QueueItem, Status, is_operator
 
 PREVIEW_CHARS = 500
-# Documents per transaction when the bulk delete deletes them: each goes through
-# ``document_delete`` (its jobs, tags and, once the batch commits, its files).
+# Documents per transaction when the bulk delete deletes them, through
+# ``document_delete_many`` (their jobs, tags and, once the batch commits, files).
 DOCUMENT_DELETE_BATCH = 500
 # Documents per transaction when the reprocess action queues them: one read of
 # their ids and one insert of their jobs, however many are selected.
@@ -158,10 +162,9 @@ class DocumentAdmin(BoundedDeleteMixin, OperatorsMayView, admin.ModelAdmin):
     def delete_queryset(
         self, request: HttpRequest, queryset: QuerySet[Document]
     ) -> None:
-        # One at a time through the service, as the API deletes: a document being
-        # processed goes too, its jobs with it (the worker's result is refused).
-        for document in queryset.without_text():
-            document_delete(document=document)
+        # Through the service, as the API deletes: a document being processed goes
+        # too, its jobs with it (the worker's result is refused).
+        document_delete_many(documents=queryset.without_text())
 
     def deletable(
         self, request: HttpRequest, selected: QuerySet[Document]

@@ -30,6 +30,7 @@ from documents.models import Document
 from documents.pages import PageUnavailable, page_png
 from documents.services import (
     document_delete,
+    document_delete_many,
     document_reprocess,
     document_update_details,
 )
@@ -149,8 +150,7 @@ def bulk(request: HttpRequest) -> HttpResponse:
             "next_query": request.POST.get("next", ""),
         }
         return render(request, "documents/delete.html", context)
-    for document in documents:
-        document_delete(document=document)
+    document_delete_many(documents=documents)
     count = len(documents)
     messages.success(
         request,

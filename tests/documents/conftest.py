@@ -33,16 +33,22 @@ def make_documents(make_document):
 
 @pytest.fixture
 def deleted_through(monkeypatch) -> list[int]:
-    """The ids of the documents the admin deletes through ``document_delete``, in
-    order (they are deleted too)."""
+    """The ids of the documents the admin deletes through ``document_delete`` or
+    ``document_delete_many``, in order (they are deleted too)."""
     deleted: list[int] = []
-    service = documents_admin.document_delete
+    one, many = documents_admin.document_delete, documents_admin.document_delete_many
 
-    def spy(*, document: Document) -> None:
+    def spy_one(*, document: Document) -> None:
         deleted.append(document.pk)
-        service(document=document)
+        one(document=document)
 
-    monkeypatch.setattr(documents_admin, "document_delete", spy)
+    def spy_many(*, documents) -> None:
+        documents = list(documents)
+        deleted.extend(document.pk for document in documents)
+        many(documents=documents)
+
+    monkeypatch.setattr(documents_admin, "document_delete", spy_one)
+    monkeypatch.setattr(documents_admin, "document_delete_many", spy_many)
     return deleted
 
 

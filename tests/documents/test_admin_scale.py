@@ -19,7 +19,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from documents.admin import DocumentAdmin, LoginAttemptAdmin
-from documents.models import Document
+from documents.models import Document, Tag
+from documents.services import document_delete_many
 from jobqueue import admin_lists
 from jobqueue.admin_lists import DELETE_SAMPLE
 from jobqueue.models import ExtractionMetric, QueueItem, Status
@@ -128,6 +129,36 @@ def test_confirming_deletes_in_batches_through_the_service(
     # that finds none left.
     batches = [q for q in queries if re.search(r"\bLIMIT 4\b", q["sql"])]
     assert len(batches) == 4
+
+
+def test_a_batch_of_documents_is_deleted_in_as_many_statements_as_one(
+    make_documents, django_capture_on_commit_callbacks
+):
+    """``document_delete_many`` deletes rows, jobs, metrics' links and tags in bulk:
+    a batch of 12 documents costs the statements of a batch of 2 (it cost about ten
+    statements a document, one document at a time)."""
+
+    def statements_to_delete(documents: list[Document]) -> int:
+        for document in documents:
+            tag = Tag.objects.create(owner=document.owner, name=f"t{document.pk}")
+            document.tags.add(tag)
+            ExtractionMetric.objects.create(
+                document=document, job=document.queue_items.get(), attempt=1
+            )
+        with (
+            CaptureQueriesContext(connection) as queries,
+            django_capture_on_commit_callbacks(execute=True),
+        ):
+            document_delete_many(documents=documents)
+        return len(queries)
+
+    few, many = make_documents(2), make_documents(12, Status.PROCESSING)
+    files = [d.file.name for d in few + many]
+    assert statements_to_delete(few) == statements_to_delete(many)
+    assert not Document.objects.exists() and not QueueItem.objects.exists()
+    assert not Tag.objects.exists()
+    assert ExtractionMetric.objects.filter(document=None, job=None).count() == 14
+    assert not any(default_storage.exists(name) for name in files)
 
 
 def test_the_delete_keeps_the_lists_filter(admin_client, make_documents):
