@@ -40,6 +40,11 @@ FIELDS = ", ".join(CLAIMED_FIELDS)
 Mirrors = tuple[tuple[str, tuple[str, ...]], ...]
 
 
+# A claim takes nothing while an operator has paused processing: the claim reads the
+# switch itself, so a pause holds from its commit, whatever a worker last read of it.
+UNPAUSED = "AND NOT EXISTS (SELECT 1 FROM queue_control WHERE paused)"
+
+
 def quote(value: str) -> str:
     """A string literal (the kinds' names, fixed at registration)."""
     return "'" + value.replace("'", "''") + "'"
@@ -52,6 +57,8 @@ class Dialect:
     NOW = ""
     # The item's result parameter, as the database reads JSON text.
     RESULT = "%(result)s"
+    # How a heartbeat reads the job it names (see ``beat``).
+    JOB_LOCK = ""
 
     def __init__(self, mirrors: Mirrors) -> None:
         now = self.NOW
@@ -93,9 +100,14 @@ class Dialect:
             %(pages)s, %(characters)s, %(confidence)s, %(extractor)s, {{worker}}, {now}
             {{source}}"""
 
-        # A worker's sign of life, stamped when the write lands.
+        # A worker's sign of life, stamped when the write lands. It names its job if
+        # that still exists: one deleted meanwhile (its document deleted) would fail
+        # the foreign key, and with it every beat of the worker's threads, until
+        # others took the worker for dead and rescued its other jobs.
         self.beat = f"""UPDATE worker_heartbeat SET status = %(status)s,
-            current_job_id = %(job)s, jobs_completed = %(completed)s,
+            current_job_id = (SELECT id FROM extraction_queue
+                WHERE id = %(job)s {self.JOB_LOCK}),
+            jobs_completed = %(completed)s,
             jobs_failed = %(failed)s, jobs_refused = %(refused)s,
             last_heartbeat = {now}
             WHERE worker_id = %(worker)s"""

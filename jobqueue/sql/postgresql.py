@@ -127,6 +127,9 @@ class Dialect(base.Dialect):
     vendor = "postgresql"
     NOW = NOW
     RESULT = "CAST(%(result)s AS jsonb)"
+    # Deleting the job waits for the beat's commit, or the beat for the delete's
+    # (and then names no job): never a foreign key failing at the beat's commit.
+    JOB_LOCK = "FOR KEY SHARE"
 
     def __init__(self, mirrors: base.Mirrors) -> None:
         super().__init__(mirrors)
@@ -143,10 +146,11 @@ class Dialect(base.Dialect):
         order = "ORDER BY priority DESC, created_at, id LIMIT 1"
         claim_ctes = f"""
             waiting AS (SELECT id, priority, created_at FROM extraction_queue
-                WHERE status = 'pending' {{queues}}
+                WHERE status = 'pending' {base.UNPAUSED} {{queues}}
                 {order} FOR UPDATE SKIP LOCKED),
             due AS (SELECT id, priority, created_at FROM extraction_queue
-                WHERE status = 'retry_pending' AND next_retry_at <= {DUE_BY} {{queues}}
+                WHERE status = 'retry_pending' AND next_retry_at <= {DUE_BY}
+                {base.UNPAUSED} {{queues}}
                 {order} FOR UPDATE SKIP LOCKED),
             claimed AS ({self.start} WHERE id = (SELECT id FROM
                 (SELECT * FROM waiting UNION ALL SELECT * FROM due) AS next {order})
@@ -165,10 +169,11 @@ class Dialect(base.Dialect):
         batch = "ORDER BY priority DESC, created_at, id LIMIT cardinality(%(workers)s)"
         batch_ctes = f"""
             waiting AS (SELECT id, priority, created_at FROM extraction_queue
-                WHERE status = 'pending' {{queues}}
+                WHERE status = 'pending' {base.UNPAUSED} {{queues}}
                 {batch} FOR UPDATE SKIP LOCKED),
             due AS (SELECT id, priority, created_at FROM extraction_queue
-                WHERE status = 'retry_pending' AND next_retry_at <= {DUE_BY} {{queues}}
+                WHERE status = 'retry_pending' AND next_retry_at <= {DUE_BY}
+                {base.UNPAUSED} {{queues}}
                 {batch} FOR UPDATE SKIP LOCKED),
             next AS (SELECT id AS job, row_number() OVER (
                     ORDER BY priority DESC, created_at, id) AS n

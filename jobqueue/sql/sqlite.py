@@ -68,8 +68,8 @@ class Dialect(base.Dialect):
         super().__init__(mirrors)
         # Due retries are promoted first (``promote``), then the next job by
         # priority, then age: read straight off idx_queue_claim_order.
-        next_job = """SELECT id FROM extraction_queue WHERE status = 'pending'
-            {queues} ORDER BY priority DESC, created_at, id LIMIT 1"""
+        next_job = f"""SELECT id FROM extraction_queue WHERE status = 'pending'
+            {base.UNPAUSED} {{queues}} ORDER BY priority DESC, created_at, id LIMIT 1"""
         claim = f"{self.start} WHERE id = ({next_job}) RETURNING {base.FIELDS}"
         self.claim_any = claim.replace("{queues}", "")
         self.claim_in_queues = claim.replace(

@@ -10,11 +10,13 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from documents.models import Document
+from documents.services import document_delete
 from jobqueue import services, sql
 from jobqueue.models import (
     ErrorType,
     ExtractionMetric,
     Operation,
+    QueueControl,
     QueueItem,
     Status,
     WorkerHeartbeat,
@@ -354,6 +356,69 @@ def test_claim_batch_gives_the_next_jobs_in_claim_order_one_per_worker(
     ]
     assert queue.claim_batch(["t6", "t7"]) == []
     assert document_of(low).status == Status.PROCESSING
+
+
+def test_a_pause_holds_from_its_commit_whatever_the_workers_last_read(
+    job_in_state, make_document, queue
+):
+    """Every claim reads the operators' switch itself: a worker that has not looked
+    at it since the pause (it looks once per poll interval) takes nothing more, and
+    one finishing a job does not take the next with its completion."""
+    first = queue.get_job(job_in_state(Status.PROCESSING, worker_id="w1"))
+    retry = job_in_state(Status.RETRY_PENDING)
+    make_due(retry)
+    waiting = queue.enqueue(make_document(name="waiting.txt").pk)
+    QueueControl.set_paused(True, by="operator")
+    assert queue.claim("w2") is None
+    assert queue.claim_batch(["w2", "w3"]) == []
+    assert queue.complete_and_claim(
+        first.pk,
+        5,
+        worker_id="w1",
+        attempt=first.attempts,
+        subject_id=first.document_id,
+        queues=None,
+    ) == (True, None)
+    assert not QueueItem.objects.filter(
+        pk__in=[retry, waiting], status=Status.PROCESSING
+    ).exists()
+    QueueControl.set_paused(False, by="operator")
+    assert {job.pk for job in queue.claim_batch(["w2", "w3"])} == {retry, waiting}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_heartbeat_naming_a_deleted_job_still_lands_for_every_thread(
+    make_document, queue
+):
+    """A job deleted while a thread holds it (its document deleted) failed every beat
+    of the worker's threads on PostgreSQL (a foreign key, checked at commit) until
+    other workers took the worker for dead and rescued its other job."""
+    kept = queue.enqueue(make_document(name="kept.txt").pk)
+    gone = queue.enqueue(make_document(name="gone.txt").pk)
+    claimed = queue.claim_batch(["w1", "w2"])
+    long_ago = timezone.now() - timedelta(minutes=5)
+    for job in claimed:
+        WorkerHeartbeat.objects.create(
+            worker_id=job.claimed_by, current_job_id=job.pk, last_heartbeat=long_ago
+        )
+    document_delete(document=Document.objects.get(queue_items=gone))
+    beats = [
+        {
+            "worker": job.claimed_by,
+            "status": WorkerHeartbeat.State.BUSY,
+            "job": job.pk,
+            "completed": 0,
+            "failed": 0,
+            "refused": 0,
+        }
+        for job in claimed
+    ]
+    with transaction.atomic(), connection.cursor() as cursor:  # as the worker beats
+        sql.dialect().send_beats(cursor, beats)
+    landed = WorkerHeartbeat.objects.filter(last_heartbeat__gt=long_ago)
+    assert sorted(landed.values_list("current_job_id", flat=True), key=str) == sorted(
+        [kept, None], key=str
+    )
 
 
 def test_claim_batch_keeps_to_the_named_queues(queue):
