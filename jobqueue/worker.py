@@ -17,6 +17,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
+from django.db.models import F
 
 from jobqueue import operations, sql
 from jobqueue.faults import Backoff, drop_connection, is_database_fault
@@ -771,24 +772,30 @@ class ExtractionWorker:
             self._refused(state, flight)
 
     def _refused(self, state: _ThreadState, flight: Flight) -> None:
-        """The job was taken from this worker (rescued while it stalled): its result
-        is not recorded, and counted as refused. One an operator stopped is over."""
+        """The job was taken from this worker (rescued while it stalled, or deleted
+        with its document): its result is not recorded, and counted as refused. One
+        an operator stopped is over."""
         item = flight.item
+        deleted = False
         try:
-            status = self.queue.holds(item.pk, state.worker_id, item.attempts)
-            if status == Status.CANCELLED:
+            claim = self.queue.claims([item.pk]).get(item.pk)
+            deleted = claim is None
+            if claim == (Status.CANCELLED, state.worker_id, item.attempts):
                 logger.info(
                     "[%s] job %s stopped by an operator", state.worker_id, item.pk
                 )
                 return
-            self.queue.record_refused(item, state.worker_id)
+            # A deleted job leaves no row to log the refusal against.
+            if not deleted:
+                self.queue.record_refused(item, state.worker_id)
         except DatabaseError:
             logger.warning("Could not log the refused result of job %s", item.pk)
         state.jobs_refused += 1
         logger.warning(
-            "[%s] job %s was rescued from this worker meanwhile; its result is refused",
+            "[%s] job %s was %s meanwhile; its result is refused",
             state.worker_id,
             item.pk,
+            "deleted" if deleted else "rescued from this worker",
         )
         self._emit("job_refused", item, state.worker_id)
 
@@ -904,8 +911,8 @@ class ExtractionWorker:
 
     def _stop_lost_jobs(self) -> None:
         """End the children of jobs that are no longer this worker's: stopped by an
-        operator, or rescued while this worker stalled. Read at each look, only
-        while children run."""
+        operator, rescued while this worker stalled, or deleted (with their
+        document). Read at each look, only while children run."""
         running = {
             flight.item.pk: (state.worker_id, flight)
             for state in self._states
@@ -928,10 +935,12 @@ class ExtractionWorker:
                 )
             else:
                 logger.warning(
-                    "[%s] job %s was rescued while this worker stalled; "
-                    "stopping its extraction",
+                    "[%s] job %s was %s; stopping its extraction",
                     worker_id,
                     pk,
+                    "deleted"
+                    if pk not in claims
+                    else "rescued while this worker stalled",
                 )
             flight.future.cancel()
 
@@ -1042,7 +1051,8 @@ class ExtractionWorker:
             "workers": [
                 {
                     "worker_id": s.worker_id,
-                    "status": s.status,
+                    # A plain string, as the guide prints it (not the enum member).
+                    "status": str(s.status),
                     "current_job": s.current_job,
                     "jobs_completed": s.jobs_completed,
                     "jobs_failed": s.jobs_failed,
@@ -1064,10 +1074,12 @@ class ExtractionWorker:
     def get_recent_jobs(self, limit: int = 20) -> list[dict[str, Any]]:
         """The latest jobs by last change, as plain dicts."""
         return list(
-            QueueItem.objects.order_by("-updated_at", "-id").values(
+            QueueItem.objects.order_by("-updated_at", "-id")
+            .annotate(filename=F("document__original_filename"))
+            .values(
                 "id",
                 "document_id",
-                "document__original_filename",
+                "filename",
                 "operation",
                 "status",
                 "priority",

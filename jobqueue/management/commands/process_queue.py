@@ -75,7 +75,8 @@ class Command(BaseCommand):
             type=positive_seconds,
             default=60.0,
             help="On SIGTERM/SIGINT, seconds current jobs may take to finish before "
-            "they are released (default: 60).",
+            "they are released; with --once, the budget's end still applies if "
+            "sooner (default: 60).",
         )
         parser.add_argument(
             "--queue",
@@ -99,7 +100,9 @@ class Command(BaseCommand):
             default=None,
             metavar="SECONDS",
             help="With --once: take no job that would not finish within this time; "
-            "release one still running at the end (default: CRON_BUDGET_SECONDS).",
+            "one still running at the end is stopped, charged as a timeout if it "
+            "started in the budget's first half, else released uncharged (default: "
+            "CRON_BUDGET_SECONDS).",
         )
         parser.add_argument(
             "--json",
