@@ -410,7 +410,8 @@ class ExtractionWorker:
 
     def on(self, event: str, callback: Callable) -> None:
         """Call ``callback`` on ``job_started``, ``job_completed``, ``job_failed`` or
-        ``job_refused`` (a late result refused: the job was rescued meanwhile)."""
+        ``job_refused`` (a late result refused: the job was rescued or deleted
+        meanwhile)."""
         if event not in EVENTS:
             raise ValueError(
                 f"Unknown event {event!r}; choose from {', '.join(EVENTS)}."
