@@ -15,6 +15,8 @@ NO_TEXT_NOTE = (
     "No text: its pages are damaged, or scans that could not be rendered for OCR."
 )
 BLANK_NOTE = "No text: the pages are blank, or their content could not be decoded."
+# A file that is not paged (a Word file, plain text) with nothing but blank space.
+EMPTY_NOTE = "No text: the document is blank."
 DEFAULT_MAX_CHARS = 10_000_000
 # PDF_ENGINE: PDFium, pdfplumber, or PDFium repaired page by page (extractors/pdf.py).
 PDF_ENGINES = ("auto", "pdfium", "pdfplumber")

@@ -30,7 +30,7 @@ from .marks import BULLET, SYMBOL_FONT, letters, roman
 from .text import decode
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
 
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _P, _R, _T = f"{_W}p", f"{_W}r", f"{_W}t"
@@ -45,6 +45,9 @@ _RUN_PIECES = {
 _MATH_T = "{http://schemas.openxmlformats.org/officeDocument/2006/math}t"  # equations
 _ALT_CHUNK = f"{_W}altChunk"
 _R_ID = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
+_BLIP = "{http://schemas.openxmlformats.org/drawingml/2006/main}blip"
+_EMBED = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}embed"
+_IMAGEDATA = "{urn:schemas-microsoft-com:vml}imagedata"
 _FALLBACK = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
 # Text moved with tracked changes on stays at its old place, struck out.
 _MOVED_AWAY = f"{_W}moveFrom"
@@ -88,13 +91,32 @@ def extract_docx(
     )
     text.extend(parts)
     extracted = text.text.strip("\n")
-    return ExtractionResult(
+    result = ExtractionResult(
         text=extracted,
         page_count=page_count,
         confidence=1.0 if extracted.strip() else 0.0,
         extractor="docx",
         note=text.note,
     )
+    # Imported here: Pillow and Tesseract are for Word files that need them.
+    from .image import with_pictures
+
+    return with_pictures(result, _pictures(body, document.part), options)
+
+
+def _pictures(body: Any, part: Any) -> Iterator[Callable[[], bytes]]:
+    """The body's pictures in document order, each once (DrawingML's a:blip, and
+    VML's v:imagedata of older Word files); not those of headers and footers,
+    which are logos more than pages."""
+    related, seen = part.related_parts, set()
+    for el in body.iter(_BLIP, _IMAGEDATA):
+        rid = el.get(_EMBED if el.tag == _BLIP else _R_ID)
+        picture = related.get(rid) if rid else None
+        if picture is None or not picture.content_type.startswith("image/"):
+            continue
+        if picture.partname not in seen:
+            seen.add(picture.partname)
+            yield lambda picture=picture: picture.blob
 
 
 def _check_archive(path: str | os.PathLike[str]) -> int | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from html.entities import html5
 from typing import Any
 
 from .base import (
@@ -66,6 +67,15 @@ _DECLARED = re.compile(  # <meta charset=...>, http-equiv's charset=, <?xml enco
     re.IGNORECASE,
 )
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*>")
+# A DOCTYPE's internal subset ("<!DOCTYPE html [<!ENTITY a "...">]>", an XML habit;
+# entity bombs use it): HTML parsers end the DOCTYPE at its first ">" and show the
+# rest ("]>") as text. Its quoted strings may hold "]" and ">".
+_INTERNAL_SUBSET = re.compile(
+    r"""<!DOCTYPE(\s[^\[>]*)\[((?:[^\]"']|"[^"]*"|'[^']*')*)\]\s*>""", re.IGNORECASE
+)
+_DECLARED_ENTITY = re.compile(r"<!ENTITY\s+([^\s%\"'>]+)")
+_REFERENCE = re.compile(r"&([A-Za-z_:][\w.:-]*);")
+_HTML_ENTITIES = frozenset(name.rstrip(";") for name in html5)  # shown as HTML says
 
 
 def extract_html(
@@ -97,6 +107,7 @@ def html_lines(markup: bytes | str) -> tuple[list[str], str]:
         markup = decode_html(markup)
     # lxml refuses a str that still declares an encoding.
     markup = _XML_DECLARATION.sub("", markup.lstrip("\ufeff"))
+    markup = _without_internal_subset(markup)
     if not markup.strip():
         return [], ""
     # Old pages leave <font> and <div> unclosed, hundreds deep: libxml2 stops
@@ -145,6 +156,24 @@ def html_lines(markup: bytes | str) -> tuple[list[str], str]:
         elif line:
             lines.append(line)
     return lines, note
+
+
+def _without_internal_subset(markup: str) -> str:
+    """The markup with its DOCTYPE's internal subset taken out, and the references
+    to the entities it declares with it: they are left unexpanded (an entity bomb
+    expands to gigabytes), so they would show as "&a9;" in the text."""
+    found = _INTERNAL_SUBSET.search(markup)
+    if found is None:
+        return markup
+    declared = set(_DECLARED_ENTITY.findall(found.group(2))) - _HTML_ENTITIES
+    markup = (
+        f"{markup[: found.start()]}<!DOCTYPE{found.group(1)}>{markup[found.end() :]}"
+    )
+    if not declared:
+        return markup
+    return _REFERENCE.sub(
+        lambda ref: "" if ref.group(1) in declared else ref.group(0), markup
+    )
 
 
 def _keep_whitespace(root: Any) -> None:

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import io
 import os
 import re
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from PIL import Image, ImageFile, ImageOps, TiffImagePlugin, UnidentifiedImageError
 
 from .base import (
     DEFAULT_OPTIONS,
+    EMPTY_NOTE,
     CorruptFileError,
     ExtractionError,
     ExtractionResult,
@@ -175,6 +177,130 @@ def _read(image: Image.Image, options: ExtractOptions) -> ExtractionResult:
     )
 
 
+def with_pictures(
+    result: ExtractionResult,
+    pictures: Iterable[Callable[[], bytes]],
+    options: ExtractOptions,
+) -> ExtractionResult:
+    """A document's result with its pictures read by OCR (each loads its bytes when
+    called): when it has no text of its own, as a PDF's scanned pages are, or with
+    OCR_MODE=always; and with a "No text" note when there is still none. The
+    pictures are looked for only then."""
+    own = bool(result.text.strip())
+    if own and options.ocr_mode != "always":
+        return result
+    pictures = list(pictures)
+    room = options.max_chars - len(result.text) - 2  # "\n\n" between the two
+    if not pictures or room <= 0:
+        if own:
+            return result
+        note = "No text: the document holds only pictures." if pictures else EMPTY_NOTE
+        return dataclasses.replace(
+            result, text="", confidence=0.0, note=join_notes(note, result.note)
+        )
+    read = _read_pictures(pictures, dataclasses.replace(options, max_chars=room))
+    details = {**result.details, **read.details}
+    if not read.text.strip():
+        note = (
+            "No text: OCR found none in its pictures."
+            if read.details.get("ocr_page_count")
+            else "No text: the document holds only pictures."
+        )
+        if own:
+            note = ""
+        return dataclasses.replace(
+            result,
+            text=result.text if own else "",
+            confidence=result.confidence if own else 0.0,
+            note=join_notes(note, read.note, result.note),
+            details=details,
+        )
+    return dataclasses.replace(
+        result,
+        text="\n\n".join(t for t in (result.text, read.text) if t),
+        confidence=round((result.confidence + read.confidence) / 2, 3)
+        if own
+        else read.confidence,
+        extractor=f"{result.extractor}+tesseract",
+        note=join_notes(result.note, read.note),
+        details=details,
+    )
+
+
+def _read_pictures(
+    pictures: Sequence[Callable[[], bytes]], options: ExtractOptions
+) -> ExtractionResult:
+    """OCR pictures in order, within the bounds of image files: the first
+    ``max_pages``, none over MAX_PIXELS. A picture that cannot be decoded (a
+    Windows metafile, a damaged one) is passed over: the document's text stands."""
+    if options.ocr_mode == "never":
+        note = "OCR is turned off (OCR_MODE=never), so its pictures were not read."
+        return ExtractionResult("", None, 0.0, "tesseract", note)
+    try:
+        ocr = reader(options)
+    except OcrUnavailable as exc:
+        note = f"Its pictures were not read: {exc}"
+        return ExtractionResult("", None, 0.0, "tesseract", note)
+    count = min(len(pictures), options.max_pages)
+    text = TextBuilder(options.max_chars, "\n\n")
+    confidences: list[int] = []
+    seconds, read, too_large = ocr.seconds, 0, 0
+    for index, load in enumerate(pictures[:count]):
+        page, over = _picture_page(load())
+        too_large += over
+        if page is not None:
+            found = ocr.read(page)
+            read += 1
+            confidences += found.confidences
+            if found.text and not text.add(found.text):
+                break
+        if options.progress:
+            options.progress(index + 1, count)
+    notes = [text.note]
+    if count < len(pictures):
+        notes.append(
+            f"Only the first {count:,} of {len(pictures):,} pictures were read "
+            "(EXTRACTION_MAX_PAGES)."
+        )
+    if too_large:
+        notes.append(
+            f"{too_large:,} of its pictures were over {_megapixels()}: not read."
+        )
+    confidence = sum(confidences) / len(confidences) / 100 if confidences else 0.0
+    return ExtractionResult(
+        text.text,
+        None,
+        round(confidence, 3),
+        "tesseract",
+        join_notes(*notes),
+        details={
+            "ocr_page_count": read,
+            "ocr_ms": round((ocr.seconds - seconds) * 1000),
+        },
+    )
+
+
+def _picture_page(data: bytes) -> tuple[Image.Image | None, bool]:
+    """A picture's first image, upright and grey (None when it cannot be decoded),
+    and whether it was left unread for being over MAX_PIXELS."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", Image.DecompressionBombWarning)
+        try:
+            with Image.open(io.BytesIO(data)) as image:
+                width, height = image.size
+                if width * height > MAX_PIXELS:
+                    return None, True
+                return upright_grey(image), False
+        except (Image.DecompressionBombWarning, Image.DecompressionBombError):
+            return None, True
+        except (OSError, SyntaxError, ValueError, EOFError):
+            return None, False
+
+
+def _megapixels() -> str:
+    return f"the limit of {MAX_PIXELS / 1e6:.0f} megapixels"
+
+
 def upright_grey(image: Image.Image) -> Image.Image:
     """The page in grey, turned as its EXIF says (photos carry their turn there).
     Grey first: turning a colour photo copies it, at 3-4 times the bytes of grey
@@ -204,7 +330,7 @@ def _no_mode(what: str, reason: str) -> UnsupportedFileError:
 
 def _too_large(pixels: int | None, size: tuple[int, int] | None = None) -> str:
     """One plain message with our limit (Pillow's own names two different ones)."""
-    limit = f"the limit of {MAX_PIXELS / 1e6:.0f} megapixels"
+    limit = _megapixels()
     if pixels is None:
         over = f"it is over {limit}"
     else:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from itertools import chain, islice
 from typing import Any, NamedTuple
 
@@ -222,13 +222,19 @@ def _read(
         count = _PAGE_COUNT.search(meta)
         page_count = (int(count.group(1)) or None) if count else None
     body_text = text.text.strip("\n")
-    return ExtractionResult(
+    result = ExtractionResult(
         text=body_text,
         page_count=page_count,
         confidence=1.0 if body_text.strip() else 0.0,
         extractor=extractor,
         note=text.note,
     )
+    if extractor != "odt":
+        return result
+    # Imported here: Pillow and Tesseract are for documents that need them.
+    from .image import with_pictures
+
+    return with_pictures(result, objects.pictures(body), options)
 
 
 def _document(root: Any) -> Any:
@@ -798,6 +804,25 @@ class _Objects:
         if name not in self._roots:
             self._roots[name] = self._read(name)
         return self._roots[name]
+
+    def pictures(self, body: Any) -> Iterator[Callable[[], bytes]]:
+        """The pictures the body shows (draw:image), stored in the package, in
+        document order, each once; not an object's picture of itself (a chart's
+        labels are read from the object)."""
+        seen = set()
+        for image in body.iter(f"{_DRAW}image"):
+            name = image.get(_HREF, "").removeprefix("./")
+            if name not in self._names or name.startswith("ObjectReplacements/"):
+                continue
+            if name not in seen:
+                seen.add(name)
+                yield lambda name=name: self._member(name)
+
+    def _member(self, name: str) -> bytes:
+        try:
+            return self._archive.read(name)
+        except MEMBER_ERRORS:  # a damaged picture: passed over, as one not decoded
+            return b""
 
     def _read(self, name: str) -> Any:
         member = f"{name}/content.xml"

@@ -8,6 +8,7 @@ import re
 import unicodedata
 
 from .base import (
+    EMPTY_NOTE,
     CorruptFileError,
     ExtractionResult,
     ExtractOptions,
@@ -103,12 +104,14 @@ def extract_text(
         # and search would not find it.
         text = TERMINAL_ESCAPES.sub("", text)
     cut = cut or len(text) > options.max_chars
+    blank = not text.strip()
     return ExtractionResult(
-        text=text[: options.max_chars],
+        text="" if blank else text[: options.max_chars],
         page_count=None,
-        confidence=confidence if text.strip() else 0.0,
+        confidence=0.0 if blank else confidence,
         extractor="text",
         note=join_notes(
+            EMPTY_NOTE if blank else "",
             f"No byte-order mark and not valid UTF-8: decoded as {encoding} "
             "(a best guess)."
             if not unguessed
@@ -150,6 +153,8 @@ def detect_encoding(data: bytes) -> tuple[str, float]:
     encoding = codec_for_label(name) or _WESTERN
     if encoding == "utf-8" and _is_utf8(data):
         return encoding, 1.0
+    if encoding != "utf-8" and _utf8_reads_better(data, encoding):
+        return "utf-8", 0.8
     if encoding != _WESTERN and _western_symbols_only(data):
         # Its letters are all ASCII: English with "£825" or "½ cup", which chardetng
         # reads as Polish "Ł825" and "˝ cup".
@@ -277,6 +282,45 @@ def _mostly_utf8(data: bytes) -> bool:
     bad = text.count("\ufffd")
     good = _NON_ASCII.subn("", text)[1] - bad
     return good > 0 and bad * _UTF8_GOOD_PER_BAD <= good
+
+
+def _utf8_reads_better(data: bytes, encoding: str) -> bool:
+    """True for UTF-8 text with a stray byte that has too few characters beyond
+    ASCII for ``_mostly_utf8``'s ratio ("ünïcode" and one bad byte): twice as
+    many valid sequences as bad bytes, each a plausible character, and fewer odd
+    characters than ``encoding`` makes of it ("Ã¼nÃ¯code"). A code page's text
+    seldom forms even one valid sequence ("Fuß“" does), and its bytes beyond ASCII
+    that do not are bad ones."""
+    sample = data[:_MAC_ROMAN_SAMPLE]
+    if len(sample) < len(data):  # the sample's end may cut a character in two
+        sample = _whole_characters(sample)
+    text = sample.decode("utf-8", errors="replace")
+    bad = text.count("\ufffd")
+    good = _NON_ASCII.subn("", text)[1] - bad
+    if not 0 < bad * 2 <= good or not _plausible_utf8(text):
+        return False
+    return _odd_characters(text) < _odd_characters(sample.decode(encoding, "replace"))
+
+
+def _plausible_utf8(text: str) -> bool:
+    """False when a valid sequence reads as what UTF-8 text would hardly hold: a
+    control or unassigned character, or a letter of another script than Latin
+    glued to an ASCII letter (cp1252's "sÑ“" is UTF-8's "sѓ")."""
+    for found in _NON_ASCII.finditer(text):
+        char, at = found.group(), found.start()
+        if char == "\ufffd":
+            continue
+        category = unicodedata.category(char)
+        if category in ("Cc", "Co", "Cn"):
+            return False
+        beside = text[at - 1 : at] + text[at + 1 : at + 2]
+        if (
+            category.startswith("L")
+            and any(c.isascii() and c.isalpha() for c in beside)
+            and not unicodedata.name(char, "").startswith("LATIN")
+        ):
+            return False
+    return True
 
 
 def _is_utf8(data: bytes) -> bool:
