@@ -10,6 +10,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from itertools import pairwise
 from typing import Any
 
@@ -32,11 +33,13 @@ from .base import (
     page_ranges,
 )
 from .ocr import OcrUnavailable, reader
+from .pdf_columns import columns_read_across
 from .sniff import PREFIX_BYTES, looks_like_pdf
 
 _EVERYWHERE = (-1e6, -1e6, 1e6, 1e6)  # wider than any crop box: keep all text
 _SPARSE_CHARS = 500  # only small pages get the (Python-speed) line-order check
 _SAMPLE = 24  # characters per page probed for a broken font map
+_TURN_SAMPLE = 8  # characters per page probed for sideways text first
 _CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # noise in page text
 _GARBLED = re.compile(r"[\x00\x01\x03-\x08\x0b\x0c\x0e-\x1f\x7f\ufffd]")
 _DUBIOUS = re.compile(r"[\ue000-\uf8ff\ufffd]|\(cid:\d+\)")  # unreadable glyphs
@@ -86,6 +89,8 @@ _CJK = re.compile(
 _VERTICAL_SHARE = 0.6  # of a page's characters stacked upright in columns
 _VERTICAL_MIN_CHARS = 4
 _SAMPLE_STEPS = 100  # pairs of characters looked at first
+_NO_PAGES_NOTE = "No text: this PDF has no pages."
+_SAME_TEXT = 0.8  # similarity of OCR's reading of a line to the line itself
 
 
 @dataclass(slots=True)
@@ -136,7 +141,7 @@ def extract_pdf(
             raise
         except ExtractionError:
             raise exc from None
-        if rescued.is_empty:
+        if rescued.is_empty and rescued.page_count:
             raise
         return rescued
     return _with_ocr(
@@ -182,8 +187,15 @@ def _needs_ocr(page: _Page, mode: str) -> bool:
     body = page.body.strip()
     if mode == "always" or not body or page.stamped_scan:
         return True
+    return not _usable(page)
+
+
+def _usable(page: _Page) -> bool:
+    """Whether the page's text layer reads as text (not garbage glyphs, nor an
+    OCR layer that split every word into letters)."""
+    body = page.body.strip()
     visible = len(body) - body.count(" ") - body.count("\n")
-    return _letter_spaced(body) or page.dubious >= 0.5 * max(visible, 1)
+    return not _letter_spaced(body) and page.dubious < 0.5 * max(visible, 1)
 
 
 def _letter_spaced(body: str) -> bool:
@@ -229,7 +241,11 @@ def _ocr_pages(
                         not page.stamped_scan
                         or len(found.text.split()) > 2 * len(page.body.split())
                     ):
-                        page.body, page.dubious = found.text, 0.0
+                        stamp = page.stamped_scan and _usable(page)
+                        page.body = (
+                            _with_stamp(found.text, page.body) if stamp else found.text
+                        )
+                        page.dubious = 0.0
                         page.image_only = False
                         confidences = found.confidences or [0]
                         page.ocr_confidence = sum(confidences) / len(confidences) / 100
@@ -240,6 +256,38 @@ def _ocr_pages(
     finally:
         doc.close()
     return read
+
+
+def _with_stamp(ocr: str, layer: str) -> str:
+    """OCR's reading of a scan, with the exact words of the text stamped on it (a
+    Bates number, a fax header) that OCR may misread ("ABC-0001 23"): each of the
+    stamp's lines takes the place of the line OCR read it as, or goes after the
+    rest when OCR read no such line."""
+    lines = ocr.split("\n")
+    unread = []
+    for stamp in filter(None, (line.strip() for line in layer.splitlines())):
+        key = _squashed(stamp)
+        found = next(
+            (k for k, line in enumerate(lines) if _reads_as(_squashed(line), key)),
+            None,
+        )
+        if found is None:
+            unread.append(stamp)
+        else:
+            lines[found] = stamp
+    return "\n".join([*lines, *unread])
+
+
+def _squashed(text: str) -> str:
+    return "".join(text.split()).casefold()
+
+
+def _reads_as(read: str, exact: str) -> bool:
+    """Whether OCR's ``read`` is ``exact`` but for a few characters (both
+    without spaces)."""
+    if not read or abs(len(read) - len(exact)) > (1 - _SAME_TEXT) * len(exact):
+        return False
+    return SequenceMatcher(None, read, exact, autojunk=False).ratio() >= _SAME_TEXT
 
 
 def _render(doc: Any, index: int, dpi: int) -> Any:
@@ -267,6 +315,8 @@ def _result(
     details: dict[str, Any] | None = None,
 ) -> ExtractionResult:
     """The document's text (bounded) and confidence from its pages."""
+    if not total:
+        return ExtractionResult("", 0, 0.0, extractor, _NO_PAGES_NOTE)
     if all(p.damaged for p in pages):
         raise CorruptFileError("none of its pages can be read")
     details = details or {}
@@ -387,6 +437,8 @@ def _pdfium_page(doc: Any, index: int, *, auto: bool) -> tuple[_Page, bool]:
             raw = vertical
         elif _RTL.search(raw):
             raw = _rtl_in_reading_order(textpage, raw, plain, count)
+        elif across := columns_read_across(textpage, plain, count):
+            raw = across
         elif (rows := _rows_if_out_of_order(textpage, plain, count, raw)) and not (
             _turned_text(textpage, count)  # lines set sideways: not rows across
         ):
@@ -433,13 +485,16 @@ def _page_text(textpage: Any, plain: str, count: int) -> str:
     letters and a superscript on its line, where the plain one breaks them apart;
     but it drops the line ends of turned text (a landscape page, a table or a margin
     note set sideways), gluing the last word of each line to the first of the next.
-    Those line ends are taken from the plain text: the ones after turned letters."""
+    Those line ends are taken from the plain text: the ones after turned letters.
+    Both glue a line set sideways to an upright one drawn just before or after it:
+    a line end is put where the letters turn."""
     bounded = textpage.get_text_bounded(*_EVERYWHERE)
-    if (
-        plain == bounded
-        or len(plain) != count
-        or plain.replace("\r\n", "") != bounded.replace("\r\n", "")
+    if len(plain) != count or (
+        plain != bounded and plain.replace("\r\n", "") != bounded.replace("\r\n", "")
     ):
+        return bounded
+    turns = _turns(textpage, plain)
+    if plain == bounded and not turns:
         return bounded
     # The two hold the same characters but for line ends: walk them side by side.
     merged, i, j = [], 0, 0
@@ -453,9 +508,35 @@ def _page_text(textpage: Any, plain: str, count: int) -> str:
                 merged.append("\r\n")
             i += 2
         else:
+            if i in turns and merged and merged[-1] != "\r\n":
+                merged.append("\r\n")
             merged.append(plain[i])
             i, j = i + 1, j + 1
     return "".join(merged)
+
+
+def _turns(textpage: Any, plain: str) -> set[int]:
+    """Where, in lines of ``plain`` that start and end at different angles (an
+    upright line and a sideways one run together), the letters turn. Only pages
+    with sideways letters among a few sampled pay for two looks at each line."""
+    turns: set[int] = set()
+    if not _turned_text(textpage, len(plain), _TURN_SAMPLE):
+        return turns
+    start = 0
+    for line in plain.split("\r\n"):
+        first, start = start, start + len(line) + 2
+        last = first + len(line) - 1
+        if len(line) < 2 or _turned(textpage, first) == _turned(textpage, last):
+            continue
+        before = None
+        for k in range(first, last + 1):
+            if line[k - first].isspace():
+                continue
+            turned = _turned(textpage, k)
+            if before is not None and turned != before:
+                turns.add(k)
+            before = turned
+    return turns
 
 
 def _turned(textpage: Any, index: int) -> bool:
@@ -464,9 +545,10 @@ def _turned(textpage: Any, index: int) -> bool:
     return angle >= 0 and abs(math.remainder(angle, math.tau)) > _LEVEL
 
 
-def _turned_text(textpage: Any, count: int) -> bool:
+def _turned_text(textpage: Any, count: int, samples: int = _SAMPLE) -> bool:
     """Whether any of a sample of the page's characters is set sideways."""
-    return any(_turned(textpage, k) for k in range(0, count, max(1, count // _SAMPLE)))
+    step = max(1, count // samples)
+    return any(_turned(textpage, k) for k in range(0, count, step))
 
 
 def _rtl_in_reading_order(textpage: Any, text: str, plain: str, count: int) -> str:
@@ -1348,6 +1430,7 @@ def _plumber_document(
     try:
         with pdfplumber.open(path) as pdf:
             total = len(pdf.pages)
+            no_pages = total == 0 and _empty_page_tree(pdf.doc)
             for page in map(_upright, pdf.pages[:max_pages]):
                 body = _plumber_text(page)
                 empty = not body.strip()
@@ -1365,9 +1448,23 @@ def _plumber_document(
         if _password_error(exc):
             raise EncryptedFileError() from exc
         raise CorruptFileError("its PDF structure cannot be parsed") from exc
-    if not pages:
+    if not pages and not no_pages:
         raise CorruptFileError("it has no pages")
     return pages, total
+
+
+def _empty_page_tree(doc: Any) -> bool:
+    """Whether a document's page tree is whole and holds no pages (``/Count 0``,
+    ``/Kids []``), as a tool that removed every page writes it: not a damaged file
+    whose pages cannot be found."""
+    from pdfminer.pdftypes import resolve1
+
+    tree = resolve1(doc.catalog.get("Pages"))
+    return (
+        isinstance(tree, dict)
+        and resolve1(tree.get("Count")) == 0
+        and resolve1(tree.get("Kids")) == []
+    )
 
 
 def _password_error(exc: BaseException) -> bool:
