@@ -288,6 +288,19 @@ def scan_pdf_bytes(
     return bytes(pdf.output())
 
 
+def stamped_scan_pdf_bytes(lines: list[str], stamp: str, x: float = 150) -> bytes:
+    """A one-page scan of ``lines`` with ``stamp`` typed at its foot (a Bates
+    number, a fax header): a real text layer of a few words on an image."""
+    page = Image.new("L", (1240, 1754), 255)
+    page.paste(text_image(lines), (100, 150))
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.image(page, x=0, y=0, w=210, h=297)
+    pdf.set_font("helvetica", size=8)
+    pdf.text(x, 290, stamp)
+    return bytes(pdf.output())
+
+
 def bomb_png_bytes(side: int = 10_000) -> bytes:
     """A PNG of a few hundred bytes that claims side × side pixels: 10,000² is
     over Pillow's limit (a warning there), 30,000² over twice it (an error)."""

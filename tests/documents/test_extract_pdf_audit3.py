@@ -8,14 +8,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from fpdf import FPDF
 from PIL import Image
 
 from documents.extractors import CorruptFileError
 from documents.extractors import pdf as pdf_module
 from documents.extractors.ocr import OcrPage
 from documents.extractors.registry import extract
-from tests.files import hand_made_pdf, placed_text_pdf, text_image
+from tests.files import hand_made_pdf, placed_text_pdf, stamped_scan_pdf_bytes
 
 ENGINES = ["auto", "pdfium"]
 
@@ -139,17 +138,8 @@ SCAN = [
 
 
 def _stamped_scan(tmp_path: Path, stamp: str) -> Path:
-    page = Image.new("L", (1240, 1754), 255)
-    page.paste(text_image(SCAN), (100, 150))
-    scan = tmp_path / "scan.png"
-    page.save(scan)
-    pdf = FPDF()
-    pdf.add_page()
-    pdf.image(str(scan), x=0, y=0, w=210, h=297)
-    pdf.set_font("helvetica", size=8)
-    pdf.text(150, 290, stamp)
     path = tmp_path / "stamped.pdf"
-    path.write_bytes(bytes(pdf.output()))
+    path.write_bytes(stamped_scan_pdf_bytes(SCAN, stamp))
     return path
 
 

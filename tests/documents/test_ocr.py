@@ -22,7 +22,13 @@ from documents.search import search_documents
 from jobqueue.models import ExtractionMetric, QueueItem, Status
 from jobqueue.sql import db_now
 from tests.conftest import REPO_ROOT, wait_for, worker_log
-from tests.files import bomb_png_bytes, image_bytes, scan_pdf_bytes, text_image
+from tests.files import (
+    bomb_png_bytes,
+    image_bytes,
+    scan_pdf_bytes,
+    stamped_scan_pdf_bytes,
+    text_image,
+)
 
 LINES = ["The quick brown fox jumps over", "the lazy dog near the harbour."]
 OTHER = ["Invoice 4711 for seven orchard", "ladders, paid in full."]
@@ -143,16 +149,8 @@ def test_every_page_of_a_tiff_is_read_in_order_with_progress(tmp_path):
 def test_a_scan_with_a_number_stamped_on_it_is_read_from_its_image(tmp_path):
     # A Bates or page number stamped on a scan (legal productions, fax headers) made
     # the page look born-digital: the stamp was all that came out.
-    page = Image.new("L", (1240, 1754), 255)
-    page.paste(text_image(LINES), (100, 150))
-    scan = tmp_path / "scan.png"
-    page.save(scan)
-    pdf = FPDF()
-    pdf.add_page()
-    pdf.image(str(scan), x=0, y=0, w=210, h=297)
-    pdf.set_font("helvetica", size=8)
-    pdf.text(170, 290, "ACME-000123")
-    result = extract(write(tmp_path, "stamped.pdf", bytes(pdf.output())))
+    stamped = stamped_scan_pdf_bytes(LINES, "ACME-000123", x=170)
+    result = extract(write(tmp_path, "stamped.pdf", stamped))
     assert reads(result.text, LINES), result.text
     assert result.details["ocr_pages"] == "1"
 
