@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import ipaddress
 import json
 from collections.abc import Callable
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -14,6 +17,24 @@ from documents.api_errors import API_PREFIX, error_body
 from ops.middleware import ENDPOINTS as MACHINE_ENDPOINTS
 
 NUL_MESSAGE = "The address contains a NUL character, which nothing here accepts."
+
+
+class ForwardedForMiddleware:
+    """Behind a reverse proxy (``TRUST_X_FORWARDED_FOR``) every request comes from
+    the proxy's address: the client's is the last one the proxy put in
+    X-Forwarded-For (those before it are the client's say). Login lock-outs and the
+    API's throttles then count per client, not all clients as one."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if settings.TRUST_X_FORWARDED_FOR:
+            forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
+            with contextlib.suppress(ValueError):
+                client = ipaddress.ip_address(forwarded.rsplit(",", 1)[-1].strip())
+                request.META["REMOTE_ADDR"] = str(client)
+        return self.get_response(request)
 
 
 class RejectNulMiddleware:

@@ -46,6 +46,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: everything below sees the client's address, not a proxy's.
+    "config.middleware.ForwardedForMiddleware",
     # Outermost: an empty 405 from anywhere below, /metrics included, says why.
     "config.middleware.MethodNotAllowedMiddleware",
     # Then /healthz, /readyz and /metrics answer before host checks and redirects.
@@ -256,6 +258,10 @@ SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
 # X-Forwarded-Proto itself (and strips the client's).
 if env.bool("TRUST_X_FORWARDED_PROTO", default=False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# Behind a proxy, every client has the proxy's address: one client's failed logins
+# would lock a user name out for everyone. Only set it if the proxy sets
+# X-Forwarded-For itself (config.middleware.ForwardedForMiddleware reads its last entry).
+TRUST_X_FORWARDED_FOR = env.bool("TRUST_X_FORWARDED_FOR", default=False)
 SECURE_CONTENT_TYPE_NOSNIFF = True
 # Scripts only from our own static files: no inline script, no eval, no other origin.
 # Inline style attributes stay allowed (the admin and the charts use them).
@@ -280,6 +286,8 @@ AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False  # no banner on every manage.py command
 X_FRAME_OPTIONS = "DENY"
+# Messages live in the session, not in a cookie: a new API key is shown in one.
+MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
 
 # --- Logs and monitoring --------------------------------------------------
 # plain: one readable line per record; json: one JSON object per line (with the job's

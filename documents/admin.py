@@ -9,7 +9,7 @@ from axes.admin import AccessAttemptAdmin, AccessFailureLogAdmin, AccessLogAdmin
 from axes.models import AccessAttempt, AccessFailureLog, AccessLog
 from django import forms
 from django.contrib import admin, messages
-from django.contrib.auth import get_permission_codename
+from django.contrib.auth import get_permission_codename, get_user_model
 from django.db import IntegrityError, transaction
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest, HttpResponse
@@ -407,6 +407,17 @@ class TokenAdmin(admin.ModelAdmin):
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None):
         return () if obj is None else self.readonly_fields
+
+    def formfield_for_foreignkey(self, db_field, request: HttpRequest, **kwargs: Any):
+        # A key acts as its user on the API: staff who may make tokens make their
+        # own; only a superuser makes one for someone else (a script's account).
+        if db_field.name == "user" and not request.user.is_superuser:
+            kwargs["queryset"] = get_user_model().objects.filter(pk=request.user.pk)
+            kwargs["initial"] = request.user.pk
+            kwargs["help_text"] = (
+                "Your own account: only a superuser makes keys for others."
+            )
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False

@@ -27,7 +27,7 @@ from documents.archive import zip_stream
 from documents.extractors.formats import PDF
 from documents.forms import DocumentDetailsForm
 from documents.models import Document
-from documents.pages import PageUnavailable, page_png
+from documents.pages import PagesBusy, PageUnavailable, page_png
 from documents.services import (
     document_delete,
     document_delete_many,
@@ -212,7 +212,7 @@ def _download_zip(request: HttpRequest, ids: list[int]) -> HttpResponse:
 
 @login_required
 @require_GET
-def page_image(request: HttpRequest, pk: int, number: int) -> FileResponse:
+def page_image(request: HttpRequest, pk: int, number: int) -> HttpResponse:
     """One page of the owner's PDF as a PNG (drawn once, then kept)."""
     documents = Document.objects.filter(owner=request.user, mime_type=PDF.mime_type)
     document = get_object_or_404(documents.without_text(), pk=pk)
@@ -220,6 +220,14 @@ def page_image(request: HttpRequest, pk: int, number: int) -> FileResponse:
         name = page_png(document, number)
     except PageUnavailable as error:
         raise Http404(str(error)) from None
+    except PagesBusy:
+        busy = HttpResponse(
+            "Other pages are being drawn; try again in a moment.",
+            status=503,
+            content_type="text/plain",
+        )
+        busy["Retry-After"] = "5"
+        return busy
     response = FileResponse(document.file.storage.open(name), content_type="image/png")
     # Private to the owner; the image never changes for this file and page.
     response["Cache-Control"] = "private, max-age=86400"

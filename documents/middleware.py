@@ -150,13 +150,16 @@ class UploadLimitMiddleware:
         limits = LimitUploadHandler(request)
         request.upload_handlers[:0] = [NamelessFileHandler(request), limits]
         try:
-            if (
-                request.content_type == "multipart/form-data"
-                and request.user.is_authenticated
-            ):
+            # A token's request is parsed by DRF after it authenticates it, where
+            # these refusals render as JSON too.
+            token_request = (
+                request.path_info.startswith(API_PREFIX)
+                and not request.user.is_authenticated
+            )
+            if request.content_type == "multipart/form-data" and not token_request:
                 # Parse here, before any view or CSRF check does, so that a refusal
-                # gets its own answer. Token requests are parsed by DRF after
-                # authentication, where these errors render as JSON too.
+                # gets its own answer (the CSRF check would parse an anonymous
+                # form's body, and a refusal there was a server error).
                 try:
                     request.FILES  # noqa: B018 - reading it parses the body
                 except BodyRefused as refusal:

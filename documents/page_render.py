@@ -4,12 +4,16 @@
 from __future__ import annotations
 
 import io
+import os
+import resource
 import sys
 
 # The page's width in pixels: sharp on a laptop, a bounded cost per page.
 PAGE_WIDTH = 1000
 # A page may be drawn at most this many times its size in points (a tiny page).
 MAX_SCALE = 4.0
+# The drawing's address space: a hostile page fails here, not the host.
+MEMORY_BYTES = 1024 * 1024 * 1024
 
 
 def render(path: str, number: int, width: int = PAGE_WIDTH) -> bytes:
@@ -31,4 +35,8 @@ def render(path: str, number: int, width: int = PAGE_WIDTH) -> bytes:
 
 
 if __name__ == "__main__":
+    # Set here, not by the web process as it forks: it runs threads. Others'
+    # requests come first: a page may take seconds to draw.
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
+    os.nice(10)
     sys.stdout.buffer.write(render(sys.argv[1], int(sys.argv[2])))

@@ -4,9 +4,9 @@ bounded in size, and kept in storage so each page is drawn once."""
 
 from __future__ import annotations
 
-import resource
 import subprocess
 import sys
+import threading
 
 from django.conf import settings
 from django.core.files.base import ContentFile
@@ -15,11 +15,24 @@ from documents.models import Document
 from documents.page_render import PAGE_WIDTH
 
 RENDER_TIMEOUT_SECONDS = 20
-RENDER_MEMORY_BYTES = 1024 * 1024 * 1024
+# Pages drawn at once by one web process, and how long a request waits for its turn:
+# a page can take seconds of CPU and up to 1 GB (page_render), and many requests at
+# once must not take the site (the drawing also runs at a lower CPU priority).
+RENDERS_AT_ONCE = 1
+RENDER_WAIT_SECONDS = 10
+_renders = threading.BoundedSemaphore(RENDERS_AT_ONCE)
 
 
 class PageUnavailable(Exception):
     """The page cannot be shown: no such page, or the file cannot be rendered."""
+
+
+class PageBroken(PageUnavailable):
+    """PDFium could not draw the page (the same bytes fail the same way)."""
+
+
+class PagesBusy(Exception):
+    """Other pages are being drawn; ask again in a moment."""
 
 
 def cache_folder(document: Document) -> str:
@@ -41,13 +54,32 @@ def store_thumbnail(document: Document, png: bytes) -> str:
 
 
 def page_png(document: Document, number: int) -> str:
-    """The storage name of the page's PNG, rendering it first if it is not kept yet."""
-    if document.page_count is not None and not 1 <= number <= document.page_count:
+    """The storage name of the page's PNG, rendering it first if it is not kept yet.
+    A page that could not be drawn is remembered, and not drawn again (one that took
+    too long is tried again: the host may have been busy)."""
+    if document.page_count is None:
+        raise PageUnavailable("Its pages are shown once it has been processed.")
+    if not 1 <= number <= document.page_count:
         raise PageUnavailable(f"There is no page {number}.")
     storage = document.file.storage
-    name = f"{cache_folder(document)}/{document.sha256[:16]}-{number}-{PAGE_WIDTH}.png"
-    if storage.exists(name):
-        return name
+    name = f"{cache_folder(document)}/{document.sha256[:16]}-{number}-{PAGE_WIDTH}"
+    if storage.exists(f"{name}.png"):
+        return f"{name}.png"
+    if storage.exists(f"{name}.failed"):
+        raise PageUnavailable("This page could not be drawn.")
+    if not _renders.acquire(timeout=RENDER_WAIT_SECONDS):
+        raise PagesBusy
+    try:
+        png = _render(document, number)
+    except PageBroken:
+        storage.save(f"{name}.failed", ContentFile(b""))
+        raise
+    finally:
+        _renders.release()
+    return storage.save(f"{name}.png", ContentFile(png))
+
+
+def _render(document: Document, number: int) -> bytes:
     try:
         done = subprocess.run(  # noqa: S603 - our own module, arguments we built
             [
@@ -61,13 +93,12 @@ def page_png(document: Document, number: int) -> str:
             capture_output=True,
             timeout=RENDER_TIMEOUT_SECONDS,
             check=False,
-            preexec_fn=_limit_memory,  # noqa: PLW1509 - no threads are forked here
         )
     except subprocess.TimeoutExpired:
         raise PageUnavailable("Drawing this page took too long.") from None
     if done.returncode != 0 or not done.stdout.startswith(b"\x89PNG"):
-        raise PageUnavailable("This page could not be drawn.")
-    return storage.save(name, ContentFile(done.stdout))
+        raise PageBroken("This page could not be drawn.")
+    return done.stdout
 
 
 def forget_pages(document: Document) -> None:
@@ -80,7 +111,3 @@ def forget_pages(document: Document) -> None:
         return
     for name in files:
         storage.delete(f"{folder}/{name}")
-
-
-def _limit_memory() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (RENDER_MEMORY_BYTES, RENDER_MEMORY_BYTES))

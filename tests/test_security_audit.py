@@ -11,8 +11,10 @@ from axes.models import AccessAttempt
 from django.contrib import admin
 from django.contrib.auth.models import Permission
 from django.contrib.contenttypes.models import ContentType
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client, RequestFactory
 from django.utils import timezone
+from knox.models import AuthToken
 
 from documents.models import Tag
 from jobqueue.models import ExtractionMetric, QueueItem, Status, WorkerHeartbeat
@@ -244,3 +246,84 @@ def test_view_only_staff_cannot_run_an_action_by_crafting_a_post(
         {"action": action, "_selected_action": ids, "index": 0, "post": "yes"},
     )
     assert state() == before
+
+
+# --- Anonymous bodies, proxies, API keys -----------------------------------------------
+
+
+def test_an_anonymous_form_over_the_upload_limits_is_refused_not_a_server_error(
+    settings,
+):
+    """An anonymous body was parsed first by the CSRF check, where the limits'
+    refusal was a 500 (anyone could flood the error log)."""
+    settings.MAX_UPLOAD_MB, settings.MAX_UPLOAD_FILES = 1, 2
+    client = Client(enforce_csrf_checks=True)
+    files = {f"f{n}": SimpleUploadedFile(f"{n}.txt", b"x") for n in range(3)}
+    response = client.post("/accounts/login/", {"username": "x", **files})
+    assert response.status_code == 400
+    assert "At most 2 files at once" in response.content.decode()
+    big = SimpleUploadedFile("big.txt", b"x" * (1024 * 1024 + 1))
+    assert client.post("/admin/login/", {"f": big}).status_code == 413
+
+
+def login_from(address: str, username: str, password: str, forwarded: str = ""):
+    """A login through a proxy at 127.0.0.1 for a client at ``address``."""
+    chain = f"{forwarded}, {address}" if forwarded else address
+    return Client(REMOTE_ADDR="127.0.0.1", HTTP_X_FORWARDED_FOR=chain).post(
+        "/accounts/login/", {"username": username, "password": password}
+    )
+
+
+def test_behind_a_proxy_a_lock_out_is_the_failing_clients_alone(settings, user):
+    """With TRUST_X_FORWARDED_FOR, failed logins count per client: one client's
+    failures (whatever it claims to forward) do not lock the user out for all."""
+    settings.TRUST_X_FORWARDED_FOR = True
+    for _ in range(settings.AXES_FAILURE_LIMIT):
+        login_from("203.0.113.7", "alice", "wrong", forwarded=f"10.0.0.{_}")
+    assert login_from("203.0.113.7", "alice", "alice-password-1").status_code == 429
+    assert login_from("198.51.100.2", "alice", "alice-password-1").status_code == 302
+
+
+def test_without_trusting_a_proxy_its_forwarded_address_is_ignored(settings, user):
+    assert not settings.TRUST_X_FORWARDED_FOR
+    for n in range(settings.AXES_FAILURE_LIMIT):
+        login_from(f"203.0.113.{n}", "alice", "wrong")
+    assert login_from("198.51.100.2", "alice", "alice-password-1").status_code == 429
+
+
+@pytest.fixture
+def token_maker(django_user_model):
+    """Staff who may make API tokens, and nothing else."""
+    staff = django_user_model.objects.create_user("tokens", is_staff=True)
+    staff.user_permissions.set(
+        Permission.objects.filter(
+            content_type__app_label="knox", codename__in=["add_authtoken"]
+        )
+    )
+    return staff
+
+
+def test_staff_who_make_tokens_make_only_their_own(token_maker, django_user_model):
+    """A key acts as its user on the API: one made for a superuser was that
+    superuser's every right; only a superuser makes keys for others."""
+    root = django_user_model.objects.create_superuser("root", password="x" * 12)
+    client = logged_in(token_maker)
+    add = "/admin/knox/authtoken/add/"
+    response = client.post(add, {"user": root.pk, "expiry": ""})
+    assert response.status_code == 200  # the form again, with its error
+    assert not AuthToken.objects.exists()
+    assert client.post(add, {"user": token_maker.pk, "expiry": ""}).status_code == 302
+    assert logged_in(root).post(add, {"user": token_maker.pk}).status_code == 302
+    assert (
+        list(AuthToken.objects.values_list("user", flat=True)) == [token_maker.pk] * 2
+    )
+
+
+def test_a_new_api_key_is_never_written_into_a_cookie(admin_client, admin_user):
+    response = admin_client.post(
+        "/admin/knox/authtoken/add/", {"user": admin_user.pk, "expiry": ""}
+    )
+    assert response.status_code == 302
+    assert "messages" not in response.cookies
+    page = admin_client.get(response.url).content.decode()
+    assert "The new key for" in page

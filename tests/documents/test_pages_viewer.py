@@ -10,6 +10,7 @@ import pytest
 from django.urls import reverse
 from PIL import Image
 
+from documents import pages
 from documents.models import Document
 from documents.page_render import PAGE_WIDTH
 from documents.services import document_delete
@@ -90,3 +91,41 @@ def test_deleting_the_document_removes_its_pages(
     with django_capture_on_commit_callbacks(execute=True):
         document_delete(document=pdf)
     assert not any(folder.iterdir())
+
+
+def test_pages_are_drawn_once_the_page_count_is_known(user_client, make_document):
+    waiting = make_document(pdf_bytes(), name="new.pdf", mime_type="application/pdf")
+    assert user_client.get(page_url(waiting, 1)).status_code == 404
+
+
+def test_a_page_that_cannot_be_drawn_is_not_drawn_again(
+    user_client, make_document, monkeypatch
+):
+    """Each request for a page PDFium fails on started a child again; now the
+    failure is remembered with the page."""
+    broken = make_document(
+        b"%PDF-1.4 broken", name="x.pdf", mime_type="application/pdf"
+    )
+    Document.objects.filter(pk=broken.pk).update(page_count=1)
+    drawn = []
+    render = pages._render
+    monkeypatch.setattr(pages, "_render", lambda *a: drawn.append(a) or render(*a))
+    for _ in range(3):
+        assert user_client.get(page_url(broken, 1)).status_code == 404
+    assert len(drawn) == 1
+
+
+def test_while_pages_are_being_drawn_another_waits_then_is_told_to_retry(
+    user_client, pdf, monkeypatch
+):
+    """One page drawn at a time per web process: many requests for slow pages
+    took every core, and the site with them."""
+    monkeypatch.setattr(pages, "RENDER_WAIT_SECONDS", 0.1)
+    assert pages._renders.acquire(timeout=1)  # a page being drawn
+    try:
+        response = user_client.get(page_url(pdf, 1))
+    finally:
+        pages._renders.release()
+    assert response.status_code == 503
+    assert response["Retry-After"] == "5"
+    assert user_client.get(page_url(pdf, 1)).status_code == 200
