@@ -1,10 +1,25 @@
 from django.contrib import admin
+from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from django.views.generic import RedirectView
 
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="documents:list"), name="home"),
-    path("accounts/", include("django.contrib.auth.urls")),
+    # Django's account pages but the password reset's: the site sends no e-mail (an
+    # administrator sets a forgotten password), and an open reset form only tells
+    # strangers which addresses have accounts.
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path(
+        "accounts/password_change/",
+        auth_views.PasswordChangeView.as_view(),
+        name="password_change",
+    ),
+    path(
+        "accounts/password_change/done/",
+        auth_views.PasswordChangeDoneView.as_view(),
+        name="password_change_done",
+    ),
     path("documents/", include("documents.urls")),
     path("api/", include("documents.api_urls")),
     path("queue/", include("jobqueue.urls")),

@@ -92,13 +92,6 @@ PROJECT: dict[str, list[Case]] = {
     "password_change_done": [
         Case(lambda w: "/accounts/password_change/done/", people())
     ],
-    "password_reset": [Case(lambda w: "/accounts/password_reset/", PUBLIC)],
-    "password_reset_done": [Case(lambda w: "/accounts/password_reset/done/", PUBLIC)],
-    "password_reset_confirm": [
-        # An invalid link: a page saying so, for everyone.
-        Case(lambda w: "/accounts/reset/MQ/bad-token/", PUBLIC)
-    ],
-    "password_reset_complete": [Case(lambda w: "/accounts/reset/done/", PUBLIC)],
     # People's pages: the document belongs to "user"; staff see every document.
     "documents:list": [Case(lambda w: "/documents/", people())],
     "documents:upload": [Case(lambda w: "/documents/upload/", people())],

@@ -327,3 +327,13 @@ def test_a_new_api_key_is_never_written_into_a_cookie(admin_client, admin_user):
     assert "messages" not in response.cookies
     page = admin_client.get(response.url).content.decode()
     assert "The new key for" in page
+
+
+@pytest.mark.parametrize(
+    "url", ["/accounts/password_reset/", "/accounts/reset/MQ/set-password/"]
+)
+def test_there_is_no_password_reset_form_to_probe_for_accounts(client, url):
+    """The site sends no e-mail: an open reset form only answered strangers, by
+    its timing, which addresses have accounts."""
+    assert client.get(url).status_code == 404
+    assert client.post(url, {"email": "someone@example.com"}).status_code in (403, 404)
