@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import io
 import os
 import re
 import tempfile
 from collections.abc import Iterator
-from email import policy
+from email import errors, policy
 from email.message import EmailMessage
 from email.parser import BytesParser
 
@@ -43,6 +44,12 @@ _MAX_FORWARD_DEPTH = 3
 _CALENDAR_TEXT = ("SUMMARY", "LOCATION", "DESCRIPTION")
 _CALENDAR_SKIPPED = ("VALARM", "VTIMEZONE")
 _CALENDAR_ESCAPE = re.compile(r"\\([nN,;\\])")
+_CALENDAR_TYPES = ("text/calendar", "application/ics")
+# Of a plain text and an HTML alternative, the plain one is read when it holds at
+# least this share of the HTML's words: an empty one, or a stub ("view this e-mail
+# in a browser"), does not, and the HTML (what mail programs show) is read.
+_PLAIN_HOLDS_HTML = 0.5
+_WORD = re.compile(r"\w+")
 # Attachments that are documents (a PDF, a spreadsheet, a text file...) are read as
 # an upload of them is, each under a heading with its name, so that a search finds
 # the mail by them. Not pictures, nor scans in a PDF: OCR would spend the one
@@ -52,6 +59,7 @@ _CALENDAR_ESCAPE = re.compile(r"\\([nN,;\\])")
 _MAX_READ_ATTACHMENTS = 20
 _MAX_ATTACHMENT_BYTES = 25 * 1024 * 1024
 _MAX_ATTACHMENT_PAGES = 500
+_CUT_SHORT = "cut short in the e-mail"
 _BROKEN_NOTE = (
     "Its MIME structure is broken (a multipart message without its boundary, or "
     "with a wrong one): {what}."
@@ -72,16 +80,31 @@ class _Attachments:
         self.left = _MAX_READ_ATTACHMENTS
         self.past_count = 0  # documents past _MAX_READ_ATTACHMENTS, named only
         self.unread: list[str] = []  # "name (why)"
-        self.cut: list[str] = []  # PDFs past their page limit: "name (how far)"
+        self.cut: list[str] = []  # read in part: "name (how far)"
+        self.invitations: set[tuple[str, ...]] = set()  # those read, to read once
+        # The last part of an e-mail without its closing boundary: cut short, if
+        # it cannot be read (some programs leave the boundary out).
+        self.ending: EmailMessage | None = None
+
+    def invitation(self, part: EmailMessage) -> Iterator[str]:
+        """An invitation's text, unless the same was read already (Google sends it
+        both as an alternative to the body and as invite.ics)."""
+        lines = tuple(_calendar_lines(part_text(part)))
+        if lines not in self.invitations:
+            self.invitations.add(lines)
+            yield from lines
 
     def lines(self, part: EmailMessage) -> Iterator[str]:
         """A heading with the attachment's name, then its text; nothing when it is
         not a document, or holds no text."""
-        data = part.get_payload(decode=True)
-        if not isinstance(data, bytes) or not data:
+        data, cut = _payload(part)
+        if not data:
             return
-        fmt = detect_format(io.BytesIO(data))
         name = _attachment_name(part)
+        fmt = detect_format(io.BytesIO(data))
+        ending = cut or part is self.ending
+        if ending and (fmt is None or not _document(fmt, part, name)):
+            fmt = by_extension(name)  # what is left may not look like one
         if fmt is None or not _document(fmt, part, name):
             return
         if len(data) > _MAX_ATTACHMENT_BYTES:
@@ -94,13 +117,18 @@ class _Attachments:
         try:
             text, pages = self._text(part, data, fmt)
         except Exception as exc:  # damage, or a fault: it costs its own text only
-            self.unread.append(f"{name} ({short_reason(exc)})")
+            why = f"{_CUT_SHORT}: " if ending else ""
+            self.unread.append(f"{name} ({why}{short_reason(exc)})")
             return
         if not text.strip():
-            if fmt is PDF:
+            if ending:
+                self.unread.append(f"{name} ({_CUT_SHORT})")
+            elif fmt is PDF:
                 self.unread.append(f"{name} (no text layer; scans are not OCRed here)")
             return
-        if fmt is PDF and pages and pages > self.options.max_pages:
+        if cut:
+            self.cut.append(f"{name} ({_CUT_SHORT})")
+        elif fmt is PDF and pages and pages > self.options.max_pages:
             self.cut.append(
                 f"{name} (its first {self.options.max_pages:,} of {pages:,} pages)"
             )
@@ -161,6 +189,7 @@ class _Mail:
     def __init__(self, message: EmailMessage) -> None:
         self.body: list[EmailMessage] = []
         self.attachments: list[EmailMessage] = []
+        self.invitations: list[EmailMessage] = []  # sent as alternatives to the body
         self.broken: list[str] = []  # what was done with broken multiparts
         self._walk(message)
 
@@ -192,19 +221,25 @@ class _Mail:
                 self._walk(sub)
 
     def _walk_alternative(self, parts: list[EmailMessage]) -> None:
-        """One alternative: the first holding plain text, else the first with any."""
-        chosen = None
-        for sub in parts:
-            found = _Mail(sub)
-            if found.body and (
-                chosen is None
-                or (_has_plain(found.body) and not _has_plain(chosen.body))
-            ):
-                chosen = found
-        if chosen is not None:
-            self.body += chosen.body
-            self.attachments += chosen.attachments
-            self.broken += chosen.broken
+        """One alternative: the first with plain text, unless it lacks most of the
+        HTML one's words; else the first with any text. And the invitations of the
+        others (Outlook and Google send one as an alternative to its text)."""
+        found = [_Mail(sub) for sub in parts]
+        shown = [(f, "\n".join(_body_lines(f.body))) for f in found if f.body]
+        shown = [(f, text) for f, text in shown if text.strip()] or shown[:1]
+        plain = next(((f, t) for f, t in shown if _has_plain(f.body)), None)
+        html = next(((f, t) for f, t in shown if not _has_plain(f.body)), None)
+        chosen = (plain or html or (None, ""))[0]
+        if plain and html and not _holds(plain[1], html[1]):
+            chosen = html[0]
+        for other in found:
+            if other is chosen:
+                self.body += other.body
+                self.attachments += other.attachments
+                self.broken += other.broken
+            else:
+                self.invitations += [p for p in other.attachments if _is_calendar(p)]
+            self.invitations += other.invitations
 
     def _parts(self, part: EmailMessage) -> list[EmailMessage] | None:
         """A multipart's parts. Without its boundary, or with one that never occurs,
@@ -234,12 +269,13 @@ def extract_email(
     path: str | os.PathLike[str], options: ExtractOptions
 ) -> ExtractionResult:
     """Headers (From, To, Cc, Subject, Date), the text of the body's parts (the
-    HTML one converted where there is no plain text), the text of attachments that
-    are documents, and the attachments' names."""
+    HTML one converted where the plain text is missing, empty or a stub), of
+    invitations, of attachments that are documents, and the attachments' names."""
     with open(path, "rb") as fh:
         message = BytesParser(policy=policy.default).parse(fh)
     mail = _Mail(message)
     attachments = _Attachments(options)
+    attachments.ending = _ending(message)
     text = TextBuilder(options.max_chars)
     text.extend(_lines(message, mail, attachments))
     body = text.text.strip("\n")
@@ -268,19 +304,9 @@ def _lines(
         if value:
             yield f"{name}: {value}"
     yield ""
-    for n, part in enumerate(mail.body):
-        if n:
-            yield ""
-        content = part_text(part)
-        if part.get_content_subtype() == "html" or _looks_like_html(part, content):
-            yield from html_lines(content)[0]
-        elif part.get_param("format", "").lower() == "flowed":
-            delsp = part.get_param("delsp", "").lower() == "yes"
-            yield from _unflowed(content.splitlines(), delsp=delsp)
-        else:
-            yield from content.splitlines()
+    yield from _body_lines(mail.body)
     shown = bool(mail.body)
-    for attachment in mail.attachments:
+    for attachment in [*mail.invitations, *mail.attachments]:
         lines = _attached_lines(attachment, attachments, depth)
         first = next(lines, None)
         if first is None:
@@ -295,6 +321,21 @@ def _lines(
         if shown:
             yield ""
         yield f"Attachments: {', '.join(names)}"
+
+
+def _body_lines(body: list[EmailMessage]) -> Iterator[str]:
+    """The text of the body's parts, a blank line between them."""
+    for n, part in enumerate(body):
+        if n:
+            yield ""
+        content = part_text(part)
+        if part.get_content_subtype() == "html" or _looks_like_html(part, content):
+            yield from html_lines(content)[0]
+        elif part.get_param("format", "").lower() == "flowed":
+            delsp = part.get_param("delsp", "").lower() == "yes"
+            yield from _unflowed(content.splitlines(), delsp=delsp)
+        else:
+            yield from content.splitlines()
 
 
 def _attached_lines(
@@ -312,8 +353,8 @@ def _attached_lines(
             return
         if isinstance(inner, EmailMessage):
             yield from _lines(inner, _Mail(inner), attachments, depth + 1)
-    elif kind == "text/calendar":
-        yield from _calendar_lines(part_text(part))
+    elif _is_calendar(part):
+        yield from attachments.invitation(part)
     else:
         yield from attachments.lines(part)
 
@@ -361,6 +402,33 @@ def _unflowed(lines: list[str], *, delsp: bool) -> Iterator[str]:
 
 def _has_plain(parts: list[EmailMessage]) -> bool:
     return any(p.get_content_type() == "text/plain" for p in parts)
+
+
+def _holds(plain: str, html: str) -> bool:
+    """Whether a plain text alternative holds most of the HTML one's words."""
+    wanted = set(_WORD.findall(html.casefold()))
+    found = wanted & set(_WORD.findall(plain.casefold()))
+    return len(found) >= _PLAIN_HOLDS_HTML * len(wanted)
+
+
+def _is_calendar(part: EmailMessage) -> bool:
+    """An invitation: iCalendar, by its type or its name (invite.ics)."""
+    return part.get_content_type() in _CALENDAR_TYPES or _attachment_name(
+        part
+    ).lower().endswith(".ics")
+
+
+def _ending(message: EmailMessage) -> EmailMessage | None:
+    """The part a cut e-mail ends in: the last one, when a multipart misses its
+    closing boundary (the parser then reads to the end of the file)."""
+    parts = list(message.walk())
+    if any(
+        isinstance(d, errors.CloseBoundaryNotFoundDefect)
+        for p in parts
+        for d in p.defects
+    ):
+        return parts[-1]
+    return None
 
 
 def _looks_like_html(part: EmailMessage, content: str) -> bool:
@@ -416,8 +484,20 @@ def part_text(part: EmailMessage) -> str:
     """The part's text. Its charset is often missing (us-ascii by the RFC, yet
     8-bit), unknown to Python, or ISO-8859-1 on Windows text: decoded as a mail
     program would, where the standard library put U+FFFD or C1 controls."""
-    payload = part.get_payload(decode=True) or b""
-    return decode(payload, part.get_content_charset())
+    return decode(_payload(part)[0], part.get_content_charset())
+
+
+def _payload(part: EmailMessage) -> tuple[bytes, bool]:
+    """The part's content, and whether it is cut short: base64 cut in a group of
+    four, which the standard library gives back undecoded, is decoded as far as it
+    goes."""
+    data = part.get_payload(decode=True)
+    if not isinstance(data, bytes):
+        return b"", False
+    if any(isinstance(d, errors.InvalidBase64LengthDefect) for d in part.defects):
+        usable = re.sub(rb"[^A-Za-z0-9+/]", b"", data)
+        return base64.b64decode(usable[: len(usable) // 4 * 4]), True
+    return data, False
 
 
 def _attachment_name(part: EmailMessage) -> str:
