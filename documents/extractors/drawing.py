@@ -35,7 +35,7 @@ def diagram_lines(graphic: Any, part: Any) -> Iterator[str]:
     root = _related_root(part, ids.get(f"{_REL}dm"))
     if root is None:
         return
-    for point in root.iter(f"{_DGM}pt"):
+    for point in _shown_points(root):
         body = point.find(f"{_DGM}t")
         if body is None or point.get("type", "node") not in ("node", "asst"):
             continue
@@ -91,6 +91,43 @@ def _related_root(part: Any, rid: str | None) -> Any:
         return parse_xml(data)
     except (etree.XMLSyntaxError, ValueError):
         return None
+
+
+def _shown_points(root: Any) -> list[Any]:
+    """The data model's points in the order the diagram shows them: each parent
+    before its children, and these in the srcOrd of their parOf connections, which
+    PowerPoint's "Move Up" and "Move Down" change, not the order of the points.
+    Points no such connection reaches follow in document order."""
+    points: dict[str, Any] = {}
+    for number, point in enumerate(root.iter(f"{_DGM}pt")):
+        points.setdefault(point.get("modelId") or f"#{number}", point)
+    children: dict[str, list[tuple[int, str]]] = {}
+    for link in root.iter(f"{_DGM}cxn"):
+        if link.get("type", "parOf") == "parOf":
+            child = (_source_order(link), link.get("destId", ""))
+            children.setdefault(link.get("srcId", ""), []).append(child)
+    with_parent = {child for kids in children.values() for _, child in kids}
+    roots = [model_id for model_id in points if model_id not in with_parent]
+    shown: dict[str, Any] = {}
+    # Roots first, then whatever a cycle keeps from them; a stack, not recursion,
+    # as a hostile file may nest points deeper than Python recurses.
+    for start in [*roots, *points]:
+        stack = [start]
+        while stack:
+            model_id = stack.pop()
+            if model_id in shown or model_id not in points:
+                continue
+            shown[model_id] = points[model_id]
+            kids = sorted(children.get(model_id, []), key=lambda kid: kid[0])
+            stack.extend(child for _, child in reversed(kids))
+    return list(shown.values())
+
+
+def _source_order(link: Any) -> int:
+    try:
+        return int(link.get("srcOrd", "0"))
+    except ValueError:
+        return 0
 
 
 def _paragraph_lines(body: Any) -> Iterator[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from .archive import checked_zip, declares_dtd, strict_ooxml, strict_refusal
@@ -26,9 +26,14 @@ from .drawing import chart_lines, chart_references, diagram_lines
 
 _P = "{http://schemas.openxmlformats.org/presentationml/2006/main}"
 _MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
+_BLIP = "{http://schemas.openxmlformats.org/drawingml/2006/main}blip"
+_EMBED = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}embed"
 _SHAPE_TREES = (f"{_P}spTree", f"{_P}grpSp")
 # python-pptx gives a line break (a:br, Shift+Enter) as a vertical tab.
 _VERTICAL_TAB = "\v"
+# Shapes whose tops are this close (in EMU: a quarter of an inch) are on one row,
+# read left to right: hand-placed boxes are rarely aligned to the point.
+_ROW_TOLERANCE = 228_600
 # The main part of a presentation, a macro-enabled one (.pptm), a show (.ppsx,
 # .ppsm) and a template (.potx, .potm): the same PresentationML, which
 # pptx.Presentation() opens only under the first two types. Macros are never run.
@@ -45,8 +50,8 @@ _MAIN_TYPES = (
 def extract_pptx(
     path: str | os.PathLike[str], options: ExtractOptions
 ) -> ExtractionResult:
-    """Each slide's text in shape order (groups and tables included), its charts'
-    labels, then its notes."""
+    """Each slide's text in reading order (groups and tables included), its charts'
+    labels, then its notes; a deck of pictures only is read by OCR."""
     _check_archive(path)
     presentation = _open(path)
     text = TextBuilder(options.max_chars)
@@ -56,13 +61,17 @@ def extract_pptx(
     except (KeyError, ValueError, AttributeError, SyntaxError) as exc:
         raise _unreadable(path, exc, "its slides cannot be read") from exc
     body = text.text.strip("\n")
-    return ExtractionResult(
+    result = ExtractionResult(
         text=body,
         page_count=slides or None,
         confidence=1.0 if body.strip() else 0.0,
         extractor="pptx",
         note=text.note,
     )
+    # Imported here: Pillow and Tesseract are for decks that need them.
+    from .image import with_pictures
+
+    return with_pictures(result, _pictures(presentation), options)
 
 
 def _check_archive(path: str | os.PathLike[str]) -> None:
@@ -112,8 +121,7 @@ def _declares_dtd(path: str | os.PathLike[str]) -> bool:
 
 def _lines(presentation: Any) -> Iterator[str]:
     for number, slide in enumerate(presentation.slides, 1):
-        for shape in _slide_shapes(slide, number):
-            yield from _read_shape(shape)
+        yield from _shapes_lines(_slide_shapes(slide, number))
         yield from _chart_lines(slide)
         notes = _notes(slide, number)
         if notes.strip():
@@ -131,6 +139,26 @@ def _slide_shapes(slide: Any, number: int) -> list[Any]:
         raise CorruptFileError(
             f"slide {number} cannot be read ({_reason(exc)})"
         ) from exc
+
+
+def _pictures(presentation: Any) -> Iterator[Callable[[], bytes]]:
+    """The slides' pictures in slide order, each once (pictures, picture fills and
+    the slide's own background); not those of masters and layouts, which are logos
+    more than pages, nor an mc:Fallback's copy of its mc:Choice."""
+    seen = set()
+    for slide in presentation.slides:
+        for blip in slide.element.iter(_BLIP):
+            if next(blip.iterancestors(f"{_MC}Fallback"), None) is not None:
+                continue
+            try:
+                picture = slide.part.related_part(blip.get(_EMBED))
+            except (KeyError, ValueError):  # none, dangling, or a linked file
+                continue
+            if not picture.content_type.startswith("image/"):
+                continue
+            if picture.partname not in seen:
+                seen.add(picture.partname)
+                yield lambda picture=picture: picture.blob
 
 
 def _notes(slide: Any, number: int) -> str:
@@ -167,6 +195,61 @@ def _choose_alternatives(tree: Any) -> None:
         parent[at : at + 1] = [] if chosen is None else list(chosen)
 
 
+def _shapes_lines(shapes: Any) -> Iterator[str]:
+    """The lines of the shapes that have text, in reading order."""
+    read = [(shape, lines) for shape in shapes if (lines := _read_shape(shape))]
+    for _, lines in _reading_order(read):
+        yield from lines
+
+
+def _reading_order(read: list[tuple[Any, list[str]]]) -> list[tuple[Any, list[str]]]:
+    """Shapes top to bottom, a row left to right, not in z-order (which "Bring to
+    Front" changes). A title comes first and placeholders keep their order among
+    themselves, the layout's (a comparison's heading above its own list); the others
+    go between them by position. Where a position is unknown, z-order stands."""
+    positions = [_position(shape) for shape, _ in read]
+    if None in positions:
+        return read
+    first = (0, 0)  # a title's key: rows count from 1
+    keys = [first] * len(read)
+    row, row_top = 0, None
+    for at in sorted(range(len(read)), key=lambda at: positions[at]):
+        top, left = positions[at]
+        if row_top is None or top - row_top > _ROW_TOLERANCE:
+            row, row_top = row + 1, top
+        keys[at] = first if _is_title(read[at][0]) else (row, left)
+    placeholders = [at for at, (shape, _) in enumerate(read) if shape.is_placeholder]
+    placeholders.sort(key=lambda at: keys[at] != first)  # titles first
+    others = sorted(
+        (at for at, (shape, _) in enumerate(read) if not shape.is_placeholder),
+        key=keys.__getitem__,
+    )
+    merged = []
+    while placeholders and others:
+        source = others if keys[others[0]] < keys[placeholders[0]] else placeholders
+        merged.append(source.pop(0))
+    return [read[at] for at in merged + placeholders + others]
+
+
+def _position(shape: Any) -> tuple[int, int] | None:
+    """(top, left) in EMU, a placeholder's inherited from its layout; None if
+    unknown."""
+    from pptx.exc import InvalidXmlError
+
+    try:
+        top, left = shape.top, shape.left
+    except (NotImplementedError, InvalidXmlError, ValueError, AttributeError, KeyError):
+        return None  # e.g. a placeholder whose slide has lost its layout
+    return None if top is None or left is None else (top, left)
+
+
+def _is_title(shape: Any) -> bool:
+    from pptx.enum.shapes import PP_PLACEHOLDER
+
+    titles = (PP_PLACEHOLDER.TITLE, PP_PLACEHOLDER.CENTER_TITLE)
+    return shape.is_placeholder and shape.placeholder_format.type in titles
+
+
 def _read_shape(shape: Any) -> list[str]:
     """A shape's lines; one python-pptx cannot make sense of loses its own text, not
     the deck's."""
@@ -184,8 +267,7 @@ def _shape_lines(shape: Any) -> Iterator[str]:
     # Not shape.shape_type: it raises for a shape without geometry (an empty
     # p:spPr, as Google Slides, LibreOffice and Keynote write).
     if isinstance(shape, GroupShape):
-        for child in shape.shapes:
-            yield from _read_shape(child)
+        yield from _shapes_lines(shape.shapes)
     elif shape.has_text_frame:
         for paragraph in shape.text_frame.paragraphs:
             if paragraph.text.strip():

@@ -213,8 +213,9 @@ def test_line_breaks_are_newlines_in_slides_tables_notes_and_smartart(
     smartart(slide, "<a:r><a:t>Plan</a:t></a:r><a:br/><a:r><a:t>ahead</a:t></a:r>")
     slide.notes_slide.notes_text_frame.text = "Say hello\vthen the address"
     text = extract(write(tmp_path, "deck.pptx", saved(deck))).text
+    # The table and the diagram are placed at the slide's top-left, above the body.
     assert text == (
-        "Contact\nACME Ltd\n1 Main Street\nOpening\nhours\t9 to 5\nPlan\nahead\n"
+        "Contact\nOpening\nhours\t9 to 5\nPlan\nahead\nACME Ltd\n1 Main Street\n"
         "Say hello\nthen the address"
     )
 
