@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from .base import EncryptedFileError, ExtractionError, UnsupportedFileError
 from .sniff import (
+    flat_odf_kind,
     looks_like_email,
     looks_like_html,
     looks_like_pdf,
@@ -127,6 +128,27 @@ def _odf(key: str, kind: str, template: str) -> Format:
     )
 
 
+def _flat_odf(packaged: Format, kind: str) -> Format:
+    """LibreOffice's "Flat XML" of an OpenDocument format (.fodt): the package's parts
+    in one XML document, recognised by the kind its root names."""
+    key = f"f{packaged.key}"
+
+    def names_kind(prefix: bytes) -> bool:
+        return flat_odf_kind(prefix) == kind
+
+    return Format(
+        key=key,
+        label=f"Flat OpenDocument {kind} ({key.upper()})",
+        mime_type=f"{packaged.mime_type}-flat-xml",
+        extensions=(f".{key}",),
+        extractor="odf:extract_flat",
+        requires="lxml",
+        sniff=names_kind,
+        sure=names_kind,  # an XML file whose root says so, whatever its name
+        textual=True,
+    )
+
+
 _OOXML = "application/vnd.openxmlformats-officedocument"
 PDF = Format(
     key="pdf",
@@ -167,6 +189,9 @@ TEXT = Format(
 ODT = _odf("odt", "text", ".ott")
 ODS = _odf("ods", "spreadsheet", ".ots")
 ODP = _odf("odp", "presentation", ".otp")
+FODT = _flat_odf(ODT, "text")
+FODS = _flat_odf(ODS, "spreadsheet")
+FODP = _flat_odf(ODP, "presentation")
 XLSX = Format(
     key="xlsx",
     label="Excel (XLSX)",
@@ -353,6 +378,9 @@ FORMATS: tuple[Format, ...] = (
     TEXT,
     MARKDOWN,
     CSV,
+    FODT,
+    FODS,
+    FODP,
     *IMAGES,
     *REFUSED_PICTURES,
     _legacy("doc", "Word 97-2003 (DOC)", "application/msword", ("WordDocument",),

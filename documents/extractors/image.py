@@ -56,6 +56,11 @@ def cut_short_allowed() -> Iterator[None]:
 
 
 _ORIENTATION, _COMPRESSION = 274, 259  # TIFF tags
+_X_RESOLUTION, _Y_RESOLUTION = 282, 283
+# Pixels taller than wide (a standard fax: 204 × 98 dpi) squash the print Tesseract
+# sees: such a page is resampled to square pixels first. Within 10 % is square
+# enough (a fine fax, 204 × 196); past 4 times, the resolution is not believed.
+_UNEVEN, _MAX_UNEVEN = 1.1, 4.0
 _TURNED, _UNCOMPRESSED = 5, 1  # Orientation 5-8 swaps width and height
 CUT_SHORT_NOTE = (
     "The image file is incomplete (its end is missing): what it holds was read."
@@ -306,9 +311,44 @@ def upright_grey(image: Image.Image) -> Image.Image:
     Grey first: turning a colour photo copies it, at 3-4 times the bytes of grey
     (a 9,000-pixel square photo peaked at 1.9 GB, 1.4 GB so). Greying a picture
     with transparency draws it anew, without the EXIF: its turn is carried over."""
-    page = grey(image)
+    ratio = _resolution_ratio(image)  # before Pillow turns a TIFF upright to load it
+    page = _square_pixels(grey(image), ratio)
     page.getexif()[_ORIENTATION] = image.getexif().get(_ORIENTATION, 1)
     return ImageOps.exif_transpose(page)
+
+
+def _resolution_ratio(image: Image.Image) -> float:
+    """The image's horizontal resolution over its vertical one: 1 for square
+    pixels, or when it does not say. A TIFF's tags are its current page's, of
+    its page as stored: one stored turned (Orientation 5-8) is loaded upright."""
+    if image.format == "TIFF":
+        x, y = image.tag_v2.get(_X_RESOLUTION), image.tag_v2.get(_Y_RESOLUTION)
+        if image.tag_v2.get(_ORIENTATION, 1) >= _TURNED:
+            x, y = y, x
+    else:  # PNG's pHYs, JPEG's JFIF density, BMP's header
+        x, y = image.info.get("dpi") or image.info.get("resolution") or (None, None)
+    try:
+        ratio = float(x) / float(y)
+    except (TypeError, ValueError, ZeroDivisionError):
+        return 1.0
+    return ratio if 1 / _MAX_UNEVEN <= ratio <= _MAX_UNEVEN else 1.0
+
+
+def _square_pixels(page: Image.Image, ratio: float) -> Image.Image:
+    """The grey page resampled to square pixels: its lower-resolution side
+    enlarged, or, past MAX_PIXELS, its higher-resolution side reduced."""
+    if 1 / _UNEVEN < ratio < _UNEVEN:
+        return page
+    width, height = page.size
+    if ratio > 1:  # rows are further apart than columns: too few rows
+        size = (width, round(height * ratio))
+        if size[0] * size[1] > MAX_PIXELS:
+            size = (max(1, round(width / ratio)), height)
+    else:
+        size = (round(width / ratio), height)
+        if size[0] * size[1] > MAX_PIXELS:
+            size = (width, max(1, round(height * ratio)))
+    return page.resize(size, Image.Resampling.LANCZOS)
 
 
 def _unidentified(reasons: list[warnings.WarningMessage]) -> ExtractionError:

@@ -64,6 +64,9 @@ _MIN_BAND_SHARE = 0.003
 # page a second reading (3 of the corpus's 5 scans, and a book's cover, paid one for
 # nothing: a photo's dark parts, a smudge, a title read already).
 _BAND_WORDS = 2
+# A page mostly of bands is light print on dark (a dark-mode screenshot, a
+# negative): read lightened first, not as it is and then again.
+_MOSTLY_DARK = 0.5
 _PROBE_PIXELS = 2_000_000
 _WORD = re.compile(r"\w{3,}")
 # Print whose lines are under _SMALL_LINE pixels high (a screenshot's 9-point text, a
@@ -208,14 +211,17 @@ class Reader:
         started = time.monotonic()
         try:
             image = _straightened(_full_range(grey(image)))
-            page = self._recognise(image)
-            lightened, bands = _bands_lightened(image)
-            # Only pages with dark bands pay for a look at them, and only bands
-            # with print in them for a second reading of the page.
-            if bands and self._new_print(lightened.crop(bands), page):
-                second = self._recognise(lightened)
-                if second.confident_words > page.confident_words:
-                    page, image = second, lightened
+            lightened, bands, dark = _bands_lightened(image)
+            if dark >= _MOSTLY_DARK:
+                page, image = self._read_dark(image, lightened)
+            else:
+                page = self._recognise(image)
+                # Only pages with dark bands pay for a look at them, and only bands
+                # with print in them for a second reading of the page.
+                if bands and self._new_print(lightened.crop(bands), page):
+                    second = self._recognise(lightened)
+                    if second.confident_words > page.confident_words:
+                        page, image = second, lightened
             # Most pages are upright: only a page that read badly pays for the
             # orientation check, and only a better second reading replaces the first.
             if self.osd is not None and page.doubtful:
@@ -264,6 +270,19 @@ class Reader:
             return OcrPage("")
         middle = heights[len(heights) // 2] if heights else 0
         return OcrPage(text, confidences, line_height=middle)
+
+    def _read_dark(
+        self, image: Image.Image, lightened: Image.Image
+    ) -> tuple[OcrPage, Image.Image]:
+        """A page mostly dark with light print (a dark-mode screenshot), read
+        lightened: as it is, Tesseract found its words but could give its lines out
+        of order. Read as it is too only when the lightened reading is doubtful."""
+        page = self._recognise(lightened)
+        if page.doubtful:
+            second = self._recognise(image)
+            if second.confident_words > page.confident_words:
+                return second, image
+        return page, lightened
 
     def _new_print(self, bands: Image.Image, page: OcrPage) -> bool:
         """Whether ``bands``, lightened, hold words ``page`` was read without (a
@@ -364,26 +383,31 @@ def _skew(image: Image.Image) -> float:
 
 def _bands_lightened(
     image: Image.Image,
-) -> tuple[Image.Image, tuple[int, int, int, int] | None]:
+) -> tuple[Image.Image, tuple[int, int, int, int] | None, float]:
     """The grey page with its dark bands (white print on black or colour) turned
-    light with dark print, and the box around them; the page itself and None when
-    it has none (a few ms to tell)."""
+    light with dark print, the box around them and the share of the page they
+    cover; the page itself, None and 0 when it has none (a few ms to tell)."""
     from PIL import Image, ImageFilter, ImageOps, ImageStat
 
     small = image.reduce(_BAND_CELL).filter(ImageFilter.BoxBlur(_BAND_RADIUS))
     bands = small.point(lambda v: 255 if v < _DARK else 0)
     box = bands.getbbox()
-    if not box or bands.histogram()[255] < _MIN_BAND_SHARE * small.width * small.height:
-        return image, None
+    share = bands.histogram()[255] / (small.width * small.height) if box else 0.0
+    if share < _MIN_BAND_SHARE:
+        return image, None, 0.0
     # A shadow on a photographed page is dark too, but holds no light print.
     light = image.point(lambda v: 255 if v > _LIGHT else 0).reduce(_BAND_CELL)
     if ImageStat.Stat(light, mask=bands).mean[0] < _LIGHT_SHARE * 255:
-        return image, None
+        return image, None, 0.0
     bands = bands.resize(image.size, Image.Resampling.NEAREST)
     lightened = Image.composite(ImageOps.invert(image), image, bands)
-    return lightened, tuple(
-        min(side * _BAND_CELL, most)
-        for side, most in zip(box, image.size * 2, strict=True)
+    return (
+        lightened,
+        tuple(
+            min(side * _BAND_CELL, most)
+            for side, most in zip(box, image.size * 2, strict=True)
+        ),
+        share,
     )
 
 

@@ -12,6 +12,7 @@ it failed the file), and the deleted text of tracked changes sits in the body.
 
 from __future__ import annotations
 
+import binascii
 import os
 import re
 import zipfile
@@ -157,6 +158,24 @@ def extract_odp(
     return _extract(path, options, "OpenDocument presentation (.odp)")
 
 
+def extract_flat(
+    path: str | os.PathLike[str], options: ExtractOptions
+) -> ExtractionResult:
+    """LibreOffice's "Flat XML" OpenDocument (.fodt, .fods, .fodp): the package's
+    parts in one XML document, read as the package's are."""
+    from lxml import etree
+
+    with open(path, "rb") as fh:
+        root = _parse(fh.read())
+    if root.tag != f"{_OFFICE}document":
+        raise CorruptFileError("it is not a flat OpenDocument file (office:document)")
+    meta = root.find(f"{_OFFICE}meta")
+    meta_xml = b"" if meta is None else etree.tostring(meta)
+    # Its styles, automatic styles and body are those content.xml and styles.xml
+    # hold in a package.
+    return _read(root, root, meta_xml, _Inline(), options)
+
+
 def _extract(
     path: str | os.PathLike[str], options: ExtractOptions, kind: str
 ) -> ExtractionResult:
@@ -178,19 +197,21 @@ def _extract(
         styles = archive.read("styles.xml") if "styles.xml" in names else b""
         meta = archive.read("meta.xml") if "meta.xml" in names else b""
         # Embedded objects are read as the body names them, in the archive still open.
-        return _read(content, styles, meta, _Objects(archive, names), options)
+        objects = _Objects(archive, names)
+        return _read(
+            _parse(content), _parse(styles) if styles else None, meta, objects, options
+        )
 
 
 def _read(
-    content: bytes,
-    styles: bytes,
+    body: Any,
+    styles_root: Any,
     meta: bytes,
-    objects: _Objects,
+    objects: _Objects | _Inline,
     options: ExtractOptions,
 ) -> ExtractionResult:
-    """The text of a package's parts: content.xml, styles.xml and meta.xml."""
-    body = _parse(content)
-    styles_root = _parse(styles) if styles else None
+    """The text of a package's parts: content.xml's root, styles.xml's (or None)
+    and meta.xml."""
     # Automatic styles are the part's own; common ones (styles.xml) serve both.
     common = None if styles_root is None else styles_root.find(f"{_OFFICE}styles")
     automatic = body.find(f"{_OFFICE}automatic-styles")
@@ -798,9 +819,9 @@ class _Objects:
         self._names = names
         self._roots: dict[str, Any] = {}
 
-    def root(self, href: str) -> Any:
-        """The root of the object `href` names; None if absent or damaged."""
-        name = href.removeprefix("./").rstrip("/")
+    def root(self, embedded: Any) -> Any:
+        """The root of the object a draw:object names; None if absent or damaged."""
+        name = embedded.get(_HREF, "").removeprefix("./").rstrip("/")
         if name not in self._roots:
             self._roots[name] = self._read(name)
         return self._roots[name]
@@ -838,12 +859,42 @@ class _Objects:
         return _object_root(data)
 
 
+class _Inline:
+    """A flat file's embedded objects and pictures, held in the document itself: an
+    object's root inside its draw:object, a picture's bytes in base64."""
+
+    def root(self, embedded: Any) -> Any:
+        """The object's root (math:math, office:document); None if it holds none."""
+        return next((child for child in embedded if isinstance(child.tag, str)), None)
+
+    def pictures(self, body: Any) -> Iterator[Callable[[], bytes]]:
+        """The pictures the body shows, in document order; not an object's picture
+        of itself (a frame holding an object too)."""
+        # The body's only: a flat file holds its headers' logos too.
+        shown = body.find(f"{_OFFICE}body")
+        for image in () if shown is None else shown.iter(f"{_DRAW}image"):
+            frame = image.getparent()
+            if frame is not None and frame.find(_OBJECT) is not None:
+                continue
+            data = image.find(f"{_OFFICE}binary-data")
+            if data is not None and data.text:
+                yield lambda text=data.text: _decoded(text)
+
+
+def _decoded(text: str) -> bytes:
+    """A picture's base64; b"" when damaged (passed over, as one not decoded)."""
+    try:
+        return binascii.a2b_base64(text)
+    except (binascii.Error, ValueError):
+        return b""
+
+
 def _object_lines(embedded: Any, objects: _Objects) -> Iterator[str]:
     """The labels of the chart a draw:object embeds, as a DOCX or PPTX chart's: its
     title, subtitle and axis titles a line each, then its series names and its
     category labels, a tab-separated line each. A formula gives its line; other
     objects give nothing."""
-    root = objects.root(embedded.get(_HREF, ""))
+    root = objects.root(embedded)
     if root is not None and root.tag == f"{_MATH}math":
         formula = "".join(token.text or "" for token in root.iter(*_MATH_TOKENS))
         if formula := formula.translate(_INVISIBLE).strip():

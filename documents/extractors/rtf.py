@@ -190,9 +190,11 @@ class _Reader:
         pos, end = 0, len(rtf)
         while pos < end:
             match = next_token(rtf, pos)
-            pos = match.end()
+            start, pos = pos, match.end()
             chars, word, arg, byte, symbol, brace = match.groups()
-            if self.pending and byte is None:
+            # A line end in the source is no text: a double-byte character's two
+            # \'hh bytes may sit on either side of one (writers wrap long lines).
+            if self.pending and byte is None and rtf[start] not in "\r\n":
                 self._decode_bytes()
             if chars is not None:
                 on_text(chars)

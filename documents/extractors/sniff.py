@@ -138,6 +138,18 @@ _SVG_PROLOG = re.compile(
     re.DOTALL,
 )
 _SVG_START = re.compile(rb"<svg[\s/>]")
+# LibreOffice's "Flat XML" OpenDocument (.fodt, .fods, .fodp): its root element,
+# after the XML declaration, is office:document naming the kind of document (after
+# some 40 namespace declarations). A doctype is looked past: the reader refuses it.
+_XML_PROLOG = re.compile(
+    rb"\s*(?:(?:<\?[^>]*>|<!--.*?-->|<!doctype\s(?:[^>\[]|\[[^\]]*\])*>)\s*)*",
+    re.DOTALL | re.IGNORECASE,
+)
+_FLAT_ODF_ROOT = re.compile(
+    rb"<office:document\s[^>]*?\boffice:mimetype\s*=\s*"
+    rb"[\"']application/vnd\.oasis\.opendocument\.([a-z]+)"
+)
+_FLAT_ODF_HEAD = 16 * 1024
 _SVG_TAG = re.compile(rb"<(/?)svg(?=[\s/>])[^>]*?(/?)>")
 _COMMENT = re.compile(rb"<!--.*?(?:-->|$)", re.DOTALL)
 # A message's header block: "Name: value" lines (and folded continuations).
@@ -477,6 +489,14 @@ def looks_like_html(prefix: bytes) -> bool:
         return True
     svg = _svg_head(prefix)
     return svg is not None and bool(_outside_svg(svg))
+
+
+def flat_odf_kind(prefix: bytes) -> str:
+    """The kind of document ("text", "spreadsheet", "presentation") a flat
+    OpenDocument file's root names; "" for other text."""
+    head = _unicode_head(prefix, _FLAT_ODF_HEAD)
+    found = _FLAT_ODF_ROOT.match(head, _XML_PROLOG.match(head).end())
+    return found.group(1).decode() if found else ""
 
 
 def looks_like_svg(prefix: bytes) -> bool:
