@@ -9,6 +9,7 @@ import struct
 import zipfile
 import zlib
 from collections.abc import Callable
+from pathlib import Path
 
 import docx
 from fpdf import FPDF
@@ -244,6 +245,22 @@ def eml_bytes(
             filename=name,
         )
     return bytes(message)
+
+
+def write(tmp_path: Path, name: str, content: bytes) -> Path:
+    """``content`` as the file ``name`` in ``tmp_path``."""
+    path = tmp_path / name
+    path.write_bytes(content)
+    return path
+
+
+def words(text: str) -> set[str]:
+    return {w.strip(".,").lower() for w in text.split()}
+
+
+def reads(text: str, lines: list[str]) -> bool:
+    """Every word of ``lines`` is in ``text`` (OCR may break lines differently)."""
+    return words(" ".join(lines)) <= words(text)
 
 
 def text_image(lines: list[str], *, size: int = 36, turn: int = 0) -> Image.Image:

@@ -14,25 +14,10 @@ from documents.extractors import extract
 from documents.extractors import image as image_module
 from documents.extractors.base import EMPTY_NOTE
 from documents.extractors.text import detect_encoding
-from tests.files import image_bytes, odt_package, text_image
+from tests.files import image_bytes, odt_package, reads, text_image, write
 
 LINES = ["Pasted scan inside a Word file,", "signed by the harbour master."]
 TYPED = "Minutes of the allotment committee"
-
-
-def write(tmp_path: Path, name: str, content: bytes) -> Path:
-    path = tmp_path / name
-    path.write_bytes(content)
-    return path
-
-
-def words(text: str) -> set[str]:
-    return {w.strip(".,").lower() for w in text.split()}
-
-
-def reads(text: str, lines: list[str]) -> bool:
-    """Every word of ``lines`` is in ``text`` (OCR may break lines differently)."""
-    return words(" ".join(lines)) <= words(text)
 
 
 def word_file(*, text: str = "", pictures: int = 1) -> bytes:

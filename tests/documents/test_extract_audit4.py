@@ -13,19 +13,9 @@ from PIL import Image, ImageDraw, ImageFont
 from documents.extractors import CorruptFileError, detect_format, extract, image
 from documents.extractors.detect import read_prefix
 from documents.extractors.formats import TEXT, by_extension, named_format
-from tests.files import image_bytes, text_image
+from tests.files import image_bytes, text_image, words, write
 
 LINES = ["Delivery note 4471 for the", "harbour office, signed Monday."]
-
-
-def write(tmp_path: Path, name: str, content: bytes) -> Path:
-    path = tmp_path / name
-    path.write_bytes(content)
-    return path
-
-
-def words(text: str) -> set[str]:
-    return {w.strip(".,").lower() for w in text.split()}
 
 
 # --- RTF: a double-byte character across a line end -------------------------------

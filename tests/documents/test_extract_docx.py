@@ -30,6 +30,7 @@ from tests.files import (
     rezipped,
     with_doctype,
     with_member,
+    write,
     xlsx_bytes,
 )
 
@@ -38,12 +39,6 @@ WORD_ONLINE_RENAMES = {
     "word/document.xml": "word/document2.xml",
     "word/_rels/document.xml.rels": "word/_rels/document2.xml.rels",
 }
-
-
-def write(tmp_path: Path, name: str, content: bytes) -> Path:
-    path = tmp_path / name
-    path.write_bytes(content)
-    return path
 
 
 def made_docx(build: Callable[[docx.document.Document], None]) -> bytes:

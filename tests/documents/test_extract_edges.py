@@ -11,15 +11,9 @@ from pathlib import Path
 import pytest
 
 from documents.extractors import UnsupportedFileError, detect_format, extract
-from tests.files import hand_made_pdf, image_bytes, shaped_rtl_pdf, text_image
+from tests.files import hand_made_pdf, image_bytes, shaped_rtl_pdf, text_image, write
 
 ENGINES = ["auto", "pdfium", "pdfplumber"]
-
-
-def write(tmp_path: Path, name: str, content: bytes) -> Path:
-    path = tmp_path / name
-    path.write_bytes(content)
-    return path
 
 
 def pdf_text(tmp_path: Path, content: bytes, engine: str = "auto") -> str:

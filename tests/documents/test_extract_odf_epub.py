@@ -24,7 +24,7 @@ from documents.extractors import (
 from documents.extractors.detect import unsupported_reason
 from documents.extractors.formats import accept_attribute, by_extension, by_mime_type
 from documents.models import Document
-from tests.files import odt_package, rezipped, with_doctype, with_member
+from tests.files import odt_package, rezipped, with_doctype, with_member, write
 
 UPLOAD_URL = "/documents/upload/"
 API_URL = "/api/documents/"
@@ -47,12 +47,6 @@ ENCRYPTED_MANIFEST = (
     "<manifest:encryption-data manifest:checksum-type='SHA1'/></manifest:file-entry>"
     "</manifest:manifest>"
 )
-
-
-def write(tmp_path: Path, name: str, content: bytes) -> Path:
-    path = tmp_path / name
-    path.write_bytes(content)
-    return path
 
 
 def odf_package(

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from documents.extractors import extract
 from tests.documents.test_extract_odf_epub import frame, odf_package, with_chart
+from tests.files import write
 
 _XLINK = 'xmlns:xlink="http://www.w3.org/1999/xlink"'
 # As LibreOffice Math saves a²+b²: MathML, with its StarMath source in an annotation.
@@ -21,12 +22,6 @@ FORMULA_FRAME = (
     f'<draw:frame><draw:object xlink:href="./Object 1" {_XLINK}/>'
     f'<draw:image xlink:href="./ObjectReplacements/Object 1" {_XLINK}/></draw:frame>'
 )
-
-
-def write(tmp_path: Path, name: str, content: bytes) -> Path:
-    path = tmp_path / name
-    path.write_bytes(content)
-    return path
 
 
 def test_an_odt_formula_is_read_after_its_paragraph_as_docx_equations_are(

@@ -24,7 +24,13 @@ from documents.extractors import (
     classify,
     extract,
 )
-from tests.files import pptx_bytes, replaced_everywhere, with_doctype, with_member
+from tests.files import (
+    pptx_bytes,
+    replaced_everywhere,
+    with_doctype,
+    with_member,
+    write,
+)
 
 _A = "http://schemas.openxmlformats.org/drawingml/2006/main"
 _P = "http://schemas.openxmlformats.org/presentationml/2006/main"
@@ -38,12 +44,6 @@ def saved(deck) -> bytes:
     out = io.BytesIO()
     deck.save(out)
     return out.getvalue()
-
-
-def write(tmp_path: Path, name: str, content: bytes) -> Path:
-    path = tmp_path / name
-    path.write_bytes(content)
-    return path
 
 
 def deck_with_text_box(title: str, text: str):
@@ -174,11 +174,16 @@ def test_shows_and_templates_are_read_as_presentations(
 
 def smartart(slide, text_xml: str) -> None:
     """A SmartArt diagram on the slide with one point whose a:p is `text_xml`."""
-    data = (
+    add_diagram(
+        slide,
         f'<dgm:dataModel xmlns:dgm="{_DGM}" xmlns:a="{_A}"><dgm:ptLst>'
         f'<dgm:pt modelId="1"><dgm:t><a:bodyPr/><a:p>{text_xml}</a:p></dgm:t>'
-        "</dgm:pt></dgm:ptLst></dgm:dataModel>"
+        "</dgm:pt></dgm:ptLst></dgm:dataModel>",
     )
+
+
+def add_diagram(slide, data: str, top: int = 0) -> None:
+    """A SmartArt frame at ``top`` (EMU) on the slide, of the data model ``data``."""
     part = Part(
         PackURI("/ppt/diagrams/data1.xml"),
         "application/vnd.openxmlformats-officedocument.drawingml.diagramData+xml",
@@ -191,7 +196,7 @@ def smartart(slide, text_xml: str) -> None:
             f'<p:graphicFrame xmlns:p="{_P}" xmlns:a="{_A}" xmlns:r="{_R}">'
             '<p:nvGraphicFramePr><p:cNvPr id="10" name="Diagram 1"/>'
             "<p:cNvGraphicFramePr/><p:nvPr/></p:nvGraphicFramePr><p:xfrm>"
-            '<a:off x="0" y="0"/><a:ext cx="100" cy="100"/></p:xfrm><a:graphic>'
+            f'<a:off x="0" y="{top}"/><a:ext cx="100" cy="100"/></p:xfrm><a:graphic>'
             f'<a:graphicData uri="{_DGM}"><dgm:relIds xmlns:dgm="{_DGM}" '
             f'r:dm="{rid}" r:lo="" r:qs="" r:cs=""/></a:graphicData></a:graphic>'
             "</p:graphicFrame>"

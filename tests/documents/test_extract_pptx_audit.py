@@ -8,22 +8,15 @@ import io
 from pathlib import Path
 
 import pptx
-from pptx.opc.package import Part
-from pptx.opc.packuri import PackURI
-from pptx.oxml import parse_xml
 from pptx.util import Inches
 
 from documents.extractors import extract
 from documents.extractors.base import EMPTY_NOTE
-from tests.documents.test_extract_pptx import _A, _DGM, _P, _R, TITLE_ONLY, saved, write
-from tests.files import image_bytes, text_image
+from tests.documents.test_extract_pptx import _A, _DGM, TITLE_ONLY, add_diagram, saved
+from tests.files import image_bytes, text_image, words, write
 
 BLANK = 6
 COMPARISON = 4
-
-
-def words(text: str) -> set[str]:
-    return {w.strip(".,").lower() for w in text.split()}
 
 
 def picture(slide, lines: list[str], top: int = 0) -> None:
@@ -187,27 +180,11 @@ def diagram(slide, points: dict[str, str], links: list[tuple[str, str, int]]) ->
         'destOrd="0"/>'
         for n, (src, dest, order) in enumerate(links)
     )
-    data = (
+    add_diagram(
+        slide,
         f'<dgm:dataModel xmlns:dgm="{_DGM}" xmlns:a="{_A}"><dgm:ptLst>{pts}'
-        f"</dgm:ptLst><dgm:cxnLst>{cxns}</dgm:cxnLst></dgm:dataModel>"
-    )
-    part = Part(
-        PackURI("/ppt/diagrams/data1.xml"),
-        "application/vnd.openxmlformats-officedocument.drawingml.diagramData+xml",
-        slide.part.package,
-        data.encode(),
-    )
-    rid = slide.part.relate_to(part, f"{_R}/diagramData")
-    slide.shapes._spTree.append(
-        parse_xml(
-            f'<p:graphicFrame xmlns:p="{_P}" xmlns:a="{_A}" xmlns:r="{_R}">'
-            '<p:nvGraphicFramePr><p:cNvPr id="10" name="Diagram 1"/>'
-            "<p:cNvGraphicFramePr/><p:nvPr/></p:nvGraphicFramePr><p:xfrm>"
-            '<a:off x="0" y="2000000"/><a:ext cx="100" cy="100"/></p:xfrm><a:graphic>'
-            f'<a:graphicData uri="{_DGM}"><dgm:relIds xmlns:dgm="{_DGM}" '
-            f'r:dm="{rid}" r:lo="" r:qs="" r:cs=""/></a:graphicData></a:graphic>'
-            "</p:graphicFrame>"
-        )
+        f"</dgm:ptLst><dgm:cxnLst>{cxns}</dgm:cxnLst></dgm:dataModel>",
+        top=2_000_000,
     )
 
 

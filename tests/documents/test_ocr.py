@@ -25,9 +25,11 @@ from tests.conftest import REPO_ROOT, wait_for, worker_log
 from tests.files import (
     bomb_png_bytes,
     image_bytes,
+    reads,
     scan_pdf_bytes,
     stamped_scan_pdf_bytes,
     text_image,
+    write,
 )
 
 LINES = ["The quick brown fox jumps over", "the lazy dog near the harbour."]
@@ -40,21 +42,6 @@ READ_IN_A_CHILD = (
     "import sys; from documents.extractors import extract; "
     "print(extract(sys.argv[1]).text)"
 )
-
-
-def words(text: str) -> set[str]:
-    return {w.strip(".,").lower() for w in text.split()}
-
-
-def reads(text: str, lines: list[str]) -> bool:
-    """Every word of ``lines`` is in ``text`` (OCR may break lines differently)."""
-    return words(" ".join(lines)) <= words(text)
-
-
-def write(tmp_path: Path, name: str, content: bytes) -> Path:
-    path = tmp_path / name
-    path.write_bytes(content)
-    return path
 
 
 def no_language_data(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> str:

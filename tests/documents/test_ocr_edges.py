@@ -6,18 +6,10 @@ from __future__ import annotations
 from PIL import Image, ImageDraw, ImageFont, ImageOps
 
 from documents.extractors import extract
-from tests.files import image_bytes, text_image
+from tests.files import image_bytes, reads, text_image
 
 LINES = ["The quick brown fox jumps over", "the lazy dog near the harbour."]
 OTHER = ["Invoice 4711 for seven orchard", "ladders, paid in full."]
-
-
-def words(text: str) -> set[str]:
-    return {w.strip(".,").lower() for w in text.split()}
-
-
-def reads(text: str, lines: list[str]) -> bool:
-    return words(" ".join(lines)) <= words(text)
 
 
 def test_white_print_on_a_clear_background_is_read(tmp_path):

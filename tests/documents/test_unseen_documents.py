@@ -29,14 +29,8 @@ from tests.files import (
     scan_pdf_bytes,
     shaped_rtl_pdf,
     text_image,
+    write,
 )
-
-
-def write(tmp_path: Path, name: str, content: bytes) -> Path:
-    path = tmp_path / name
-    path.write_bytes(content)
-    return path
-
 
 # --- text in legacy code pages ----------------------------------------------------------
 
