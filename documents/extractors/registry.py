@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .base import (
+    EMPTY_NOTE,
     CorruptFileError,
     ExtractionError,
     ExtractionResult,
@@ -102,9 +103,13 @@ def extract(
 
 def _finish(result: ExtractionResult, options: ExtractOptions) -> ExtractionResult:
     """Where text leaves the extractors: symbol fonts' private-use bullets as "•",
-    line-end hyphenation undone, and the limit holding whatever the extractor did."""
+    line-end hyphenation undone, the limit holding whatever the extractor did, and
+    a document with no text saying so, whichever extractor read it."""
     text = join_hyphenated(symbol_bullets(result.text), options.ocr_languages)
     note = hide_paths(result.note)  # people read it: no folder of the server
+    if not text.strip():
+        text = ""
+        note = note or EMPTY_NOTE  # an extractor's own note says why
     if len(text) > options.max_chars:
         text = text[: options.max_chars]
         note = join_notes(note, truncated_note(options.max_chars))

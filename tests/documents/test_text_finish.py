@@ -10,6 +10,7 @@ import pytest
 from fpdf import FPDF
 
 from documents.extractors import extract
+from documents.extractors.base import EMPTY_NOTE
 from documents.extractors.hyphens import join_hyphenated
 from tests.conftest import REPO_ROOT
 
@@ -139,3 +140,21 @@ def test_an_rtf_list_bullet_of_a_symbol_font_is_a_bullet(tmp_path: Path) -> None
         b"{\\listtext\\pard\\plain \\u61589\\'3f\\tab}First entry\\par}"
     )
     assert extract(path).text == "•\tFirst entry"
+
+
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [
+        ("blank.rtf", b"{\\rtf1\\ansi }"),
+        ("blank.html", b"<html><head><title></title></head><body> </body></html>"),
+        ("blank.txt", b" \n\t\n"),
+    ],
+)
+def test_a_document_with_no_text_says_so_whatever_its_format(
+    tmp_path: Path, name: str, data: bytes
+) -> None:
+    path = tmp_path / name
+    path.write_bytes(data)
+    result = extract(path)
+    assert result.text == ""
+    assert result.note == EMPTY_NOTE
