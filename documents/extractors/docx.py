@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 import zipfile
 from email import policy
 from email.parser import BytesParser
+from functools import partial
 from itertools import chain, islice
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -35,6 +37,10 @@ if TYPE_CHECKING:
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _P, _R, _T = f"{_W}p", f"{_W}r", f"{_W}t"
 _SYM = f"{_W}sym"
+# A complex field: begin, its code (w:instrText), separate, its result, end. A
+# field nested in another's code (a MERGEFIELD inside an IF) keeps a result of its
+# own there, which Word does not show: only the outer field's result is shown.
+_FIELD_CHAR, _FIELD_CHAR_TYPE = f"{_W}fldChar", f"{_W}fldCharType"
 _RUN_PIECES = {
     f"{_W}tab": "\t",
     f"{_W}ptab": "\t",  # the alignment tab of Word's built-in headers and footers
@@ -67,6 +73,7 @@ _RUBY_TEXT = f"{_W}rt"
 _MARK = f"{_W}pPr/{_RPR}"
 _MARK_REMOVED = (f"{_W}del", _MOVED_AWAY)
 _BLOCK_ENDS = (f"{_W}tbl", f"{_W}sdt", f"{_W}sectPr", _ALT_CHUNK)
+_MAX_CHUNK_DEPTH = 4  # Word documents embedded in embedded Word documents
 
 
 def extract_docx(
@@ -158,6 +165,9 @@ def _open_document(path: str | os.PathLike[str]) -> Any:
     # content type. The macros are never run, only the text is read.
     for content_type in DOCX.main_part_types:
         PartFactory.part_type_for.setdefault(content_type, DocumentPart)
+    selector = PartFactory.part_class_selector
+    if getattr(selector, "func", None) is not _part_class:  # once per process
+        PartFactory.part_class_selector = partial(_part_class, selector)
     try:
         part = Package.open(os.fspath(path)).main_document_part
     except (PackageNotFoundError, KeyError, zipfile.BadZipFile) as exc:
@@ -172,12 +182,32 @@ def _open_document(path: str | os.PathLike[str]) -> Any:
     return part.document
 
 
+def _part_class(
+    selector: Callable[[str, str], Any] | None, content_type: str, reltype: str
+) -> Any:
+    """python-docx's class for a part (its `selector`'s choice), but a chunk's is
+    kept as bytes: a Word document embedded whole (a .docx, as merging tools embed
+    one) has the content type of a main part, which python-docx would parse as XML,
+    and fail."""
+    from docx.opc.constants import RELATIONSHIP_TYPE as RT
+    from docx.opc.part import Part
+
+    if reltype == RT.A_F_CHUNK:
+        return Part
+    return None if selector is None else selector(content_type, reltype)
+
+
 def _paragraphs(
-    root: Any, part: Any, hidden: dict[str, bool], numbering: _Numbering
+    root: Any,
+    part: Any,
+    hidden: dict[str, bool],
+    numbering: _Numbering,
+    depth: int = 0,
 ) -> Iterator[str]:
     """Yield each w:p's shown text in document order, so table cells come row by
     row, after its list number or bullet; a page embedded whole (w:altChunk) where
-    it stands. `hidden`: the styles that hide or show their text."""
+    it stands. `hidden`: the styles that hide or show their text; `depth`: how
+    many Word chunks this one lies in."""
     # Text read elsewhere: mc:Fallback repeats the mc:Choice content (e.g. text
     # boxes) for old readers, w:moveFrom is moved text at its old place. Ruby
     # text is a reading shown above its base, which is the text.
@@ -189,7 +219,7 @@ def _paragraphs(
     joined: dict[Any, tuple[str, list[Any]]] = {}
     for p in root.iter(_P, _ALT_CHUNK):
         if p.tag == _ALT_CHUNK:
-            yield from _chunk_lines(part, p.get(_R_ID))
+            yield from _chunk_lines(part, p.get(_R_ID), depth)
             continue
         head, head_graphics = joined.pop(p, ("", []))
         # A text box nests whole paragraphs inside a run; those are yielded on their
@@ -228,8 +258,14 @@ def _own_text(
     whether some of its text is hidden."""
     pieces = []
     hid_text = False
-    for el in p.iter(_T, _MATH_T, _SYM, *_RUN_PIECES):
+    in_code: list[bool] = []  # the open fields: whether each is still in its code
+    for el in p.iter(_T, _MATH_T, _SYM, _FIELD_CHAR, *_RUN_PIECES):
         if nested and _owning_paragraph(el) is not p:
+            continue
+        if el.tag == _FIELD_CHAR:
+            _field_char(el.get(_FIELD_CHAR_TYPE), in_code)
+            continue
+        if True in in_code:
             continue
         run = el.getparent()  # w:r, or m:r in an equation
         if _is_hidden(run, by_style, hidden):
@@ -242,6 +278,17 @@ def _own_text(
         elif run.tag == _R:  # w:tab also defines tab stops in w:pPr
             pieces.append(_RUN_PIECES[el.tag])
     return "".join(pieces), hid_text
+
+
+def _field_char(kind: str | None, in_code: list[bool]) -> None:
+    """Follow a w:fldChar: a field begins in its code, its result starts, it ends.
+    (A field that spans paragraphs, as a table of contents, ends in a later one.)"""
+    if kind == "begin":
+        in_code.append(True)
+    elif kind == "separate" and in_code:
+        in_code[-1] = False
+    elif kind == "end" and in_code:
+        in_code.pop()
 
 
 def _graphic_lines(graphics: list[Any], part: Any) -> Iterator[str]:
@@ -322,15 +369,24 @@ def _symbol(sym: Any) -> str:
     return chr(code)
 
 
-def _chunk_lines(part: Any, rid: str | None) -> Iterator[str]:
+def _chunk_lines(part: Any, rid: str | None, depth: int) -> Iterator[str]:
     """The text of an "alternative format chunk": HTML, XHTML or MHT that Word
-    converts on opening (tools that make Word files from web pages write them).
-    RTF and older Word chunks are not read."""
+    converts on opening (tools that make Word files from web pages write them),
+    RTF, or a whole Word document (as tools that merge documents write them).
+    Chunks of older Word files are not read."""
     try:
         chunk = part.related_parts[rid]
     except KeyError:  # a dangling reference: the rest stands
         return
     kind, content = chunk.content_type, chunk.blob
+    if kind in DOCX.main_part_types:
+        yield from _word_chunk_lines(content, depth + 1)
+        return
+    if kind in ("application/rtf", "text/rtf"):
+        from .rtf import read_text
+
+        yield from read_text(content).splitlines()
+        return
     if kind == "message/rfc822":  # MHT: the page inside a message
         message = BytesParser(policy=policy.default).parsebytes(content)
         page = message.get_body(preferencelist=("html", "plain"))
@@ -342,6 +398,28 @@ def _chunk_lines(part: Any, rid: str | None) -> Iterator[str]:
     elif kind == "text/plain":
         text = decode(content) if isinstance(content, bytes) else content
         yield from text.splitlines()
+
+
+def _word_chunk_lines(content: bytes, depth: int) -> Iterator[str]:
+    """The body and notes of a Word document embedded whole, checked as an upload
+    is; not past a few chunks deep (a package may hold itself). A damaged one
+    costs its own text, not the document's."""
+    if depth > _MAX_CHUNK_DEPTH:
+        return
+    with tempfile.NamedTemporaryFile(suffix=".docx") as fh:
+        fh.write(content)
+        fh.flush()
+        try:
+            _check_archive(fh.name)
+            document = _open_document(fh.name)
+        except (CorruptFileError, UnsupportedFileError):
+            return
+    body = document.element.find(f"{_W}body")
+    if body is None:
+        return
+    hidden, numbering = _hidden_styles(document), _Numbering(document)
+    yield from _paragraphs(body, document.part, hidden, numbering, depth)
+    yield from _notes(document, hidden, numbering)
 
 
 def _mark_removed(p: Any) -> bool:

@@ -125,6 +125,12 @@ def extract_rtf(
     )
 
 
+def read_text(data: bytes) -> str:
+    """The body and footnotes of RTF data (a part of a Word file: an RTF chunk)."""
+    body, notes, _ = _read(data.decode("latin-1"))
+    return "\n".join([body.strip("\n"), *notes])
+
+
 def _read(rtf: str) -> tuple[str, list[str], list[str]]:
     """The body's text, each footnote's and each distinct header's or footer's."""
     reader = _Reader()

@@ -380,6 +380,10 @@ def _cell(value: object, shown_as: _Format) -> str:
     if value is None:
         return ""
     if type(value) is str:  # the most common, first
+        if "_x" in value:  # Excel writes a line end's CR, and other controls, _x000D_
+            from openpyxl.utils.escape import unescape
+
+            value = unescape(value)
         return " ".join(value.split())
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
