@@ -97,9 +97,12 @@ def extract_html(
     )
 
 
-def html_lines(markup: bytes | str) -> tuple[list[str], str]:
-    """The non-empty lines of text a browser would show (title first), and a note
-    when part of the page could not be read."""
+def html_lines(
+    markup: bytes | str, *, with_title: bool = True
+) -> tuple[list[str], str]:
+    """The non-empty lines of text a browser would show (the title first, unless
+    ``with_title`` is False: a mail program shows none), and a note when part of
+    the page could not be read."""
     import lxml.html
     from lxml import etree
 
@@ -127,9 +130,8 @@ def html_lines(markup: bytes | str) -> tuple[list[str], str]:
         )
     lines = []
     # The page's title: the first <title> that is not an SVG picture's tooltip.
-    title = next(
-        (t.text_content() for t in root.xpath("//title[not(ancestor::svg)]")), ""
-    )
+    titles = root.xpath("//title[not(ancestor::svg)]") if with_title else []
+    title = next((t.text_content() for t in titles), "")
     if title.strip():
         lines.append(_SPACES.sub(" ", title).strip())
     hidden = root.xpath(

@@ -9,9 +9,11 @@ import os
 import re
 import tempfile
 from collections.abc import Iterator
-from email import errors, policy
+from email import errors
 from email.message import EmailMessage
 from email.parser import BytesParser
+from email.policy import EmailPolicy
+from typing import Any
 
 from . import registry
 from .base import (
@@ -24,7 +26,7 @@ from .base import (
 from .detect import detect_format
 from .formats import EMAIL, IMAGES, PDF, TEXT, Format, by_extension
 from .html import html_lines
-from .text import decode, detect_encoding
+from .text import bom_codec, codec_for_label, decode, detect_encoding
 
 _HEADERS = ("From", "To", "Cc", "Subject", "Date")
 _BODY_TYPES = ("plain", "html")
@@ -36,6 +38,9 @@ _BOUNDARY_LINE = re.compile(
     re.MULTILINE,
 )
 _LINE_BREAKS = re.compile(r"[\r\n]")
+# An encoded word's charset (RFC 2047: "=?iso-8859-1?Q?...?=", RFC 2231 may add
+# "*en" for its language).
+_ENCODED_WORD_CHARSET = re.compile(r"=\?([^?*\s]+)(?=[*?])")
 # Forwarded messages (message/rfc822) are read inside each other this deep; deeper
 # ones are named only.
 _MAX_FORWARD_DEPTH = 3
@@ -60,10 +65,38 @@ _MAX_READ_ATTACHMENTS = 20
 _MAX_ATTACHMENT_BYTES = 25 * 1024 * 1024
 _MAX_ATTACHMENT_PAGES = 500
 _CUT_SHORT = "cut short in the e-mail"
+# A body only its recipient's key opens (S/MIME, OpenPGP), or signed inside a
+# PKCS #7 blob: its headers are all there is to read.
+_SEALED_TYPES = (
+    "application/pkcs7-mime",
+    "application/x-pkcs7-mime",
+    "multipart/encrypted",
+)
+_SEALED_NOTE = (
+    "Its body is encrypted or wrapped in a signature (S/MIME or OpenPGP), which "
+    "cannot be read here: only its headers were read."
+)
 _BROKEN_NOTE = (
     "Its MIME structure is broken (a multipart message without its boundary, or "
     "with a wrong one): {what}."
 )
+
+
+class _MailPolicy(EmailPolicy):
+    """The standard library's default policy, except that encoded words in headers
+    and file names are read in the charsets mail programs read them in:
+    "ISO-8859-1" as Windows-1252 (its curly quotes), "GB2312" as GB18030 (its
+    rarer characters), where the standard library drops or garbles them."""
+
+    def header_fetch_parse(self, name: str, value: Any) -> Any:
+        if isinstance(value, str) and "=?" in value:
+            value = _ENCODED_WORD_CHARSET.sub(
+                lambda m: f"=?{codec_for_label(m.group(1)) or m.group(1)}", value
+            )
+        return super().header_fetch_parse(name, value)
+
+
+_POLICY = _MailPolicy()
 
 
 class _Attachments:
@@ -251,7 +284,7 @@ class _Mail:
         raw = str(payload).encode("ascii", "surrogateescape")
         for found in _BOUNDARY_LINE.finditer(raw):
             boundary = found.group(1)
-            wrapper = BytesParser(policy=policy.default).parsebytes(
+            wrapper = BytesParser(policy=_POLICY).parsebytes(
                 b'Content-Type: multipart/mixed; boundary="'
                 + boundary
                 + b'"\r\n\r\n'
@@ -272,7 +305,7 @@ def extract_email(
     HTML one converted where the plain text is missing, empty or a stub), of
     invitations, of attachments that are documents, and the attachments' names."""
     with open(path, "rb") as fh:
-        message = BytesParser(policy=policy.default).parse(fh)
+        message = _parse(fh.read())
     mail = _Mail(message)
     attachments = _Attachments(options)
     attachments.ending = _ending(message)
@@ -289,7 +322,12 @@ def extract_email(
         page_count=None,
         confidence=1.0 if body.strip() else 0.0,
         extractor="email",
-        note=join_notes(broken, attachments.note, text.note),
+        note=join_notes(
+            _SEALED_NOTE if message.get_content_type() in _SEALED_TYPES else "",
+            broken,
+            attachments.note,
+            text.note,
+        ),
     )
 
 
@@ -330,7 +368,8 @@ def _body_lines(body: list[EmailMessage]) -> Iterator[str]:
             yield ""
         content = part_text(part)
         if part.get_content_subtype() == "html" or _looks_like_html(part, content):
-            yield from html_lines(content)[0]
+            # A mail program shows no page title ("Untitled Document").
+            yield from html_lines(content, with_title=False)[0]
         elif part.get_param("format", "").lower() == "flowed":
             delsp = part.get_param("delsp", "").lower() == "yes"
             yield from _unflowed(content.splitlines(), delsp=delsp)
@@ -343,20 +382,55 @@ def _attached_lines(
 ) -> Iterator[str]:
     """A forwarded message read as a message is, an invitation's text, or a
     document's under its name; nothing for other attachments."""
-    kind = part.get_content_type()
-    if kind == "message/rfc822":
-        if depth >= _MAX_FORWARD_DEPTH:
-            return
-        try:
-            inner = part.get_payload(0)
-        except (TypeError, IndexError):  # not parsed as a message: named only
-            return
-        if isinstance(inner, EmailMessage):
+    if part.get_content_type() == "message/rfc822" or _is_attached_email(part):
+        inner = _forwarded(part)
+        if inner is not None and depth < _MAX_FORWARD_DEPTH:
             yield from _lines(inner, _Mail(inner), attachments, depth + 1)
     elif _is_calendar(part):
         yield from attachments.invitation(part)
     else:
         yield from attachments.lines(part)
+
+
+def _parse(data: bytes) -> EmailMessage:
+    """A message from its bytes. One saved by Notepad or PowerShell, after a
+    byte-order mark or all in UTF-16, is decoded first: its headers would be read
+    as body text."""
+    codec = bom_codec(data)
+    if codec:
+        data = data.decode(codec, "replace").encode()
+    return BytesParser(policy=_POLICY).parsebytes(data)
+
+
+def _is_attached_email(part: EmailMessage) -> bool:
+    """An .eml file attached as a file (application/octet-stream, as a mail
+    program sends a dragged-in file it has no type for), not as message/rfc822."""
+    if by_extension(_attachment_name(part)) is not EMAIL:
+        return False
+    return detect_format(io.BytesIO(_payload(part)[0])) is EMAIL
+
+
+def _forwarded(part: EmailMessage) -> EmailMessage | None:
+    """The message a message/rfc822 part or an attached .eml file holds; None when
+    it was not parsed as one (it is named only). One sent in base64, which RFC
+    2046 forbids and Exchange does, is parsed from its decoded bytes: else it is a
+    message of no headers and a body of base64."""
+    if part.get_content_type() != "message/rfc822":
+        return _parse(_payload(part)[0])
+    try:
+        inner = part.get_payload(0)
+    except (TypeError, IndexError):
+        return None
+    if not isinstance(inner, EmailMessage):
+        return None
+    if part.get("content-transfer-encoding", "").strip().lower() == "base64" and (
+        not inner.keys()
+    ):
+        encoded = EmailMessage()
+        encoded["Content-Transfer-Encoding"] = "base64"
+        encoded.set_payload(inner.get_payload())
+        inner = _parse(_payload(encoded)[0])
+    return inner
 
 
 def _calendar_lines(text: str) -> Iterator[str]:
@@ -475,7 +549,7 @@ def _decoded_header(
         charset = detect_encoding(data_all)[0]
     text = _LINE_BREAKS.sub("", decode(data, charset))
     try:  # encoded words and addresses, as for any header
-        return policy.default.header_factory(name, text)
+        return _POLICY.header_fetch_parse(name, text)
     except (ValueError, IndexError, TypeError):
         return text
 
@@ -505,8 +579,8 @@ def _attachment_name(part: EmailMessage) -> str:
         name = part.get_filename()
         if not name and part.get_content_type() == "message/rfc822":
             # A forwarded message has no file name: mail programs show its subject.
-            inner = part.get_payload(0)
-            subject = _header(inner, "Subject", _body_charset(inner))
+            inner = _forwarded(part)
+            subject = _header(inner, "Subject", _body_charset(inner)) if inner else ""
             name = f"{subject}.eml" if subject else None
     except (ValueError, IndexError, TypeError, AttributeError):
         name = None

@@ -130,7 +130,9 @@ _HTML_START = re.compile(
 # What only a whole HTML document opens with; a fragment (<p align="center">, <div>)
 # also opens many a Markdown README.
 _HTML_DOCUMENT_START = re.compile(rb"\s*(?:<!doctype\s+html|<html|<head|<body)[\s>]")
-_XML_DECLARATION = re.compile(rb"\s*<\?xml[^>]*>\s*(?:<!--.*?-->\s*)*", re.DOTALL)
+# What may come before a page's first tag: an XML declaration (XHTML) and comments,
+# such as the "<!-- saved from url=... -->" browsers write into pages they save.
+_HTML_PROLOG = re.compile(rb"\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*", re.DOTALL)
 # An SVG picture's prolog: XML declaration, stylesheets, comments, its doctype (with
 # Illustrator's entities); then its root element. Its elements, to look past them.
 _SVG_PROLOG = re.compile(
@@ -170,8 +172,14 @@ _ADDRESS = re.compile(rb"[^\s@<>]+@[^\s@<>]+\.\w+")
 
 
 def looks_like_pdf(prefix: bytes) -> bool:
-    """True for a %PDF- header near the start, or PDF object syntax without one."""
-    if b"%PDF-" in prefix[:_PDF_HEADER_WINDOW]:
+    """True for a %PDF- header at the start, or near it before PDF objects, or PDF
+    object syntax without one."""
+    if prefix.startswith(b"%PDF-"):
+        return True
+    # Past the start, the header must lead to objects: a README or a log saying
+    # "every PDF opens with %PDF-1.7" is text.
+    header = prefix.find(b"%PDF-", 0, _PDF_HEADER_WINDOW)
+    if header > 0 and _PDF_OBJECT.search(prefix, header):
         return True
     return bool(_PDF_OBJECT.search(prefix) and _PDF_STRUCTURE.search(prefix))
 
@@ -563,8 +571,7 @@ def surely_email(prefix: bytes) -> bool:
 
 def _html_head(prefix: bytes) -> bytes:
     head = _unicode_head(prefix, 2048).lower()
-    declaration = _XML_DECLARATION.match(head)
-    return head[declaration.end() :] if declaration else head
+    return head[_HTML_PROLOG.match(head).end() :]
 
 
 def _unicode_head(prefix: bytes, size: int) -> bytes:
@@ -583,10 +590,14 @@ def _mail_headers(prefix: bytes) -> dict[bytes, bytes] | None:
     """The header block's names (lower case) and first values, or None if the text
     does not open with one."""
     headers: dict[bytes, bytes] = {}
-    lines = prefix[:16384].splitlines()
+    # The whole prefix: Microsoft 365's and relays' headers pass 16 KiB before the
+    # From. Notepad's byte-order mark is not part of the first header's name.
+    text = _unicode_head(prefix, len(prefix))
+    lines = text.splitlines()
     if lines and _MBOX_FROM.match(lines[0]):
         del lines[0]  # an mbox separator, as Thunderbird keeps in saved messages
-    for line in lines:
+    cut = not text.endswith((b"\n", b"\r"))  # the last line may be cut short
+    for n, line in enumerate(lines, start=1):
         if not line.strip():
             break  # the blank line that ends the headers
         if line[:1] in (b" ", b"\t"):
@@ -594,6 +605,8 @@ def _mail_headers(prefix: bytes) -> dict[bytes, bytes] | None:
                 return None
             continue  # a folded header
         if not _HEADER_LINE.match(line):
+            if cut and n == len(lines):
+                break
             return None
         name, _, value = line.partition(b":")
         headers.setdefault(name.lower(), value)

@@ -125,11 +125,15 @@ def extract_text(
     )
 
 
+def bom_codec(data: bytes) -> str | None:
+    """The codec a byte-order mark at the start of ``data`` names, if any."""
+    return next((codec for bom, codec in _BOM_ENCODINGS if data.startswith(bom)), None)
+
+
 def detect_encoding(data: bytes) -> tuple[str, float]:
     """Return (Python codec, confidence) for raw bytes; never fails."""
-    for bom, encoding in _BOM_ENCODINGS:
-        if data.startswith(bom):
-            return encoding, 1.0
+    if codec := bom_codec(data):
+        return codec, 1.0
     # Before UTF-8: English in UTF-16 is valid UTF-8, with a NUL after each letter,
     # and Cyrillic in UTF-16 LE is ASCII bytes too (0x04 after each letter).
     wide = unicode_without_bom(data)
