@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import posixpath
-import re
 import zipfile
 from collections.abc import Iterator
 from typing import Any
@@ -42,10 +41,6 @@ _MAX_INDEX_BYTES = 16 * 1024 * 1024  # container.xml, the package, encryption.xm
 _MAX_CHAPTER_BYTES = 50 * 1024 * 1024  # an HTML upload's limit
 _MAX_CHAPTERS = 10_000
 _MB = 1024 * 1024
-# Each document's <title> is the book's or the chapter's again: the book's title
-# is read once from the package, and chapters' headings are in their text.
-_TITLE = re.compile(r"<title\b[^>]*/>|<title\b[^>]*>.*?</title\s*>", re.I | re.S)
-_BODY = re.compile(r"<body\b", re.I)
 # What LibreOffice's export (libepubgen) writes as the title of a document that
 # has none.
 _PLACEHOLDER_TITLES = {"unknown title"}
@@ -207,10 +202,10 @@ def _lines(
             )
             continue
         markup = decode_html(archive.read(chapter))
-        end = match.start() if (match := _BODY.search(markup)) else len(markup)
-        markup = _TITLE.sub("", markup[:end], count=1) + markup[end:]
         try:
-            lines, note = html_lines(markup)
+            # A chapter's <title> is the book's or the chapter's again: the book's
+            # title is read once from the package, chapters' headings are text.
+            lines, note = html_lines(markup, with_title=False)
         except CorruptFileError:  # one damaged chapter costs its own text only
             notes.append(f"A chapter ({chapter.filename}) could not be read.")
             continue
