@@ -394,7 +394,7 @@ def _chunk_lines(part: Any, rid: str | None, depth: int) -> Iterator[str]:
             return
         kind, content = page.get_content_type(), part_text(page)
     if "html" in kind:
-        yield from html_lines(content)[0]
+        yield from html_lines(content, with_title=False)[0]  # Word shows none
     elif kind == "text/plain":
         text = decode(content) if isinstance(content, bytes) else content
         yield from text.splitlines()

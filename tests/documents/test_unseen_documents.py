@@ -316,7 +316,12 @@ def test_utf8_with_one_damaged_byte_stays_utf8(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("content_type", "chunk"),
     [
-        ("application/xhtml+xml", b"<html><body><p>Chunk paragraph.</p></body></html>"),
+        # Word shows no page title.
+        (
+            "application/xhtml+xml",
+            b"<html><head><title>Export</title></head>"
+            b"<body><p>Chunk paragraph.</p></body></html>",
+        ),
         # html-docx-js writes the chunk as MHT: a MIME message holding the page.
         (
             "message/rfc822",
