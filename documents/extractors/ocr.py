@@ -75,6 +75,10 @@ _WORD = re.compile(r"\w{3,}")
 _SMALL_LINE = 16
 _GOOD_LINE = 32
 _MAX_ENLARGED = 40_000_000
+# Lines under ~9 pixels high are not found as lines at all: a small image (a snippet,
+# a thumbnail) that reads as nothing is read again this much larger, within
+# _PROBE_PIXELS (a big page that reads as nothing is mostly a blank one).
+_TINY_SCALE = 3
 logger = logging.getLogger(__name__)
 
 
@@ -376,7 +380,8 @@ def _skew(image: Image.Image) -> float:
     steps = round(_MAX_SKEW * 2)
     coarse = max((step / 2 for step in range(-steps, steps + 1)), key=peakedness)
     angle = max((coarse + step / 8 for step in range(-3, 4)), key=peakedness)
-    if abs(angle) < _MIN_SKEW or peakedness(angle) < _CLEARER * peakedness(0):
+    # A blank page is as peaked at every angle: it stays as it is.
+    if abs(angle) < _MIN_SKEW or peakedness(angle) <= _CLEARER * peakedness(0):
         return 0.0
     return angle
 
@@ -412,11 +417,15 @@ def _bands_lightened(
 
 
 def _enlargement(line_height: int, size: tuple[int, int]) -> float:
-    """How much to enlarge a page read with lines ``line_height`` pixels high: 1 for
-    print large enough (or none), and never past _MAX_ENLARGED or _MAX_SIDE."""
-    if not 0 < line_height < _SMALL_LINE:
-        return 1.0
+    """How much to enlarge a page read with lines ``line_height`` pixels high (0:
+    none found): 1 for print large enough, or a large page without any, and never
+    past _MAX_ENLARGED or _MAX_SIDE."""
     width, height = size
+    if not line_height:
+        tiny = width * height * _TINY_SCALE**2 <= _PROBE_PIXELS
+        return _TINY_SCALE if tiny else 1.0
+    if line_height >= _SMALL_LINE:
+        return 1.0
     room = min((_MAX_ENLARGED / (width * height)) ** 0.5, _MAX_SIDE / max(size))
     return max(1.0, min(_GOOD_LINE / line_height, room))
 

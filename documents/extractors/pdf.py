@@ -423,6 +423,9 @@ def _pdfium_page(doc: Any, index: int, *, auto: bool) -> tuple[_Page, bool]:
         if page.get_rotation():
             page.set_rotation(0)
         textpage = page.get_textpage()
+        if _cut_hidden_text(page, textpage):
+            textpage.close()
+            textpage = page.get_textpage()
     except pdfium.PdfiumError:
         page.close()
         return _Page(damaged=True), auto
@@ -477,6 +480,31 @@ def _pdfium_page(doc: Any, index: int, *, auto: bool) -> tuple[_Page, bool]:
     finally:
         textpage.close()
         page.close()
+
+
+def _cut_hidden_text(page: Any, textpage: Any) -> bool:
+    """Take the text the page's crop box hides (a printer's slug and trim marks,
+    what Preview's or Acrobat's "Crop" cut away) off the page, as loaded here, so
+    that only what the page shows is read; whether there was any. A piece of text
+    is hidden when its middle lies outside the box."""
+    # PDFium's box, not pypdfium2's get_cropbox: that misses a box the page
+    # inherits from its parent (as fpdf2 writes them), and gives Letter instead.
+    left, bottom, right, top = page.get_bbox()
+    if right <= left or top <= bottom:
+        return False  # a crop box off its media box: viewers show the media box
+
+    def hidden(box: _Box) -> bool:
+        a, b, c, d = box
+        return not (left <= (a + c) / 2 <= right and bottom <= (b + d) / 2 <= top)
+
+    # PDFium's runs of text first: most pages have none outside, and pay no more.
+    if not any(hidden(textpage.get_rect(k)) for k in range(textpage.count_rects())):
+        return False
+    texts = page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_TEXT], max_depth=1)
+    cut = [obj for obj in texts if hidden(obj.get_bounds())]
+    for obj in cut:  # text inside a form XObject stays: rare, and it is read
+        page.remove_obj(obj)
+    return bool(cut)
 
 
 def _page_text(textpage: Any, plain: str, count: int) -> str:
@@ -810,7 +838,15 @@ def _pdfium_glyphs(textpage: Any, count: int) -> list[_Glyph]:
 
 
 def _plumber_text(page: Any) -> str:
-    """pdfplumber's text of a page, column by column when set vertically."""
+    """pdfplumber's text of a page, column by column when set vertically; only
+    what its crop box shows, as PDFium reads it (_cut_hidden_text)."""
+    left, top, right, bottom = page.cropbox
+    page = page.filter(
+        lambda o: (
+            left <= (o["x0"] + o["x1"]) / 2 <= right
+            and top <= (o["top"] + o["bottom"]) / 2 <= bottom
+        )
+    )
     chars = page.chars
     if _CJK.search("".join(char["text"] for char in chars[:_SPARSE_CHARS])):
         vertical = _in_columns(
@@ -1326,7 +1362,8 @@ def _annotation_text(doc: Any, page: Any) -> str:
                 name = _utf16(pdfium_c.FPDFAnnot_GetFormFieldName, form, annot)
         finally:
             pdfium_c.FPDFPage_CloseAnnot(annot)
-        value = value.strip()
+        # Acrobat ends the lines of a comment or a multi-line field with a bare CR.
+        value = value.replace("\r\n", "\n").replace("\r", "\n").strip()
         if value:
             found[name, value] = None
     return "\n".join(value for _, value in found)
