@@ -11,9 +11,10 @@ import json
 import logging
 import re
 from collections.abc import Iterable
-from functools import lru_cache
-from typing import Any
+from functools import cache, lru_cache
+from typing import TYPE_CHECKING, Any
 
+from django.apps import apps
 from django.db import transaction
 from django.utils.dateparse import parse_datetime
 from django.utils.module_loading import import_string
@@ -26,29 +27,17 @@ from django_tasks.utils import get_exception_traceback, get_module_path, normali
 
 from jobqueue import operations
 from jobqueue.child import JobFailed
-from jobqueue.models import ErrorType, ExtractionMetric, Operation, QueueItem, Status
-from jobqueue.services import QueueManager
 from jobqueue.sql import AppendToList, db_now
 
-RESULT_STATUS = {
-    Status.PENDING: TaskResultStatus.READY,
-    Status.RETRY_PENDING: TaskResultStatus.READY,
-    Status.PROCESSING: TaskResultStatus.RUNNING,
-    Status.COMPLETED: TaskResultStatus.SUCCESSFUL,
-    Status.FAILED: TaskResultStatus.FAILED,
-    Status.CANCELLED: TaskResultStatus.FAILED,
-}
+# The queue's models are imported where they are used, not here: Django builds
+# the backend at the first ``@task``, which a package may run while the apps load
+# (its ``__init__`` or ``apps.py`` imports its tasks), before models can be imported.
+if TYPE_CHECKING:
+    from jobqueue.models import QueueItem
+
 # The ids ``enqueue`` gives (``str(pk)``) and no other spelling of them: int() also
 # reads "007" and other scripts' digits ("١٢"), and refuses "²", which isdigit() passes.
 RESULT_ID = re.compile(r"[1-9][0-9]{0,17}")
-QUEUE_NAME_MAX = QueueItem._meta.get_field("queue_name").max_length
-# The attempts whose metrics row names the worker that made them.
-ATTEMPT_OUTCOMES = (
-    ExtractionMetric.Outcome.COMPLETED,
-    ExtractionMetric.Outcome.RETRY,
-    ExtractionMetric.Outcome.FAILED,
-    ExtractionMetric.Outcome.RESCUED,
-)
 
 logger = logging.getLogger(__name__)
 
@@ -64,14 +53,23 @@ class QueueBackend(BaseTaskBackend):
     def validate_task(self, task: Task) -> None:
         super().validate_task(task)
         # The same error on both databases (PostgreSQL would refuse the row at
-        # enqueue, SQLite keep it whole), and at ``@task``/``using()``, not later.
-        if len(task.queue_name) > QUEUE_NAME_MAX:
+        # enqueue, SQLite keep it whole), and at ``@task``/``using()``, not later;
+        # at enqueue, which validates again, for a task made while the apps load.
+        if not apps.models_ready:
+            return
+        from jobqueue.models import QueueItem
+
+        longest = QueueItem._meta.get_field("queue_name").max_length
+        if len(task.queue_name) > longest:
             raise InvalidTaskError(
-                f"Task queue names are at most {QUEUE_NAME_MAX} characters "
+                f"Task queue names are at most {longest} characters "
                 f"({len(task.queue_name)} given)."
             )
 
     def enqueue(self, task: Task, args: Any, kwargs: Any) -> TaskResult:
+        from jobqueue.models import Operation
+        from jobqueue.services import QueueManager
+
         self.validate_task(task)
         _check_importable(task)
         run_after = task.run_after.isoformat() if task.run_after else None
@@ -96,6 +94,8 @@ class QueueBackend(BaseTaskBackend):
         return result
 
     def get_result(self, result_id: str) -> TaskResult:
+        from jobqueue.models import Operation, QueueItem
+
         item = None
         if RESULT_ID.fullmatch(str(result_id)):
             item = QueueItem.objects.filter(
@@ -187,12 +187,17 @@ def _last_worker(item: QueueItem) -> list[str]:
 def _earlier_workers(items: Iterable[QueueItem]) -> dict[int, dict[int, str]]:
     """The workers of the items' attempts before the last, by item and attempt, in
     one query (none when no item had any)."""
+    from jobqueue.models import ExtractionMetric
+
     counts = {item.pk: item.attempts - len(_last_worker(item)) for item in items}
     earlier = {pk: count for pk, count in counts.items() if count > 0}
     if not earlier:
         return {}
+    # The attempts whose metrics row names the worker that made them.
+    outcomes = ExtractionMetric.Outcome
+    attempts = (outcomes.COMPLETED, outcomes.RETRY, outcomes.FAILED, outcomes.RESCUED)
     rows = ExtractionMetric.objects.filter(
-        job_id__in=list(earlier), outcome__in=ATTEMPT_OUTCOMES
+        job_id__in=list(earlier), outcome__in=attempts
     ).order_by("id")
     # The latest row of each attempt: a job retried from failed counts again from 1.
     workers: dict[int, dict[int, str]] = {}
@@ -202,6 +207,21 @@ def _earlier_workers(items: Iterable[QueueItem]) -> dict[int, dict[int, str]]:
         if attempt <= earlier[job_id]:
             workers.setdefault(job_id, {})[attempt] = worker_id
     return workers
+
+
+@cache
+def _result_statuses() -> dict[str, TaskResultStatus]:
+    """The task's status for each of the queue item's."""
+    from jobqueue.models import Status
+
+    return {
+        Status.PENDING: TaskResultStatus.READY,
+        Status.RETRY_PENDING: TaskResultStatus.READY,
+        Status.PROCESSING: TaskResultStatus.RUNNING,
+        Status.COMPLETED: TaskResultStatus.SUCCESSFUL,
+        Status.FAILED: TaskResultStatus.FAILED,
+        Status.CANCELLED: TaskResultStatus.FAILED,
+    }
 
 
 def task_result(
@@ -220,7 +240,7 @@ def task_result(
     result = TaskResult(
         task=task,
         id=str(item.pk),
-        status=RESULT_STATUS[item.status],
+        status=_result_statuses()[item.status],
         enqueued_at=item.created_at,
         started_at=item.started_at,
         finished_at=item.finished_at,
@@ -237,6 +257,8 @@ def task_result(
 
 def _run(item: QueueItem) -> Any:
     """One attempt of a task, in the worker thread (tasks use Django)."""
+    from jobqueue.models import ErrorType
+
     result = task_result(item)
     task_started.send(_sender(result), task_result=result)
     args, kwargs = result.args, result.kwargs
@@ -253,9 +275,11 @@ def _run(item: QueueItem) -> Any:
 
 def _failed(item: QueueItem, outcome: Any) -> None:
     """Store the attempt's error beside the earlier ones (TaskResult.errors)."""
+    from jobqueue.models import QueueItem
+
     item.payload = _with_error(item.payload, _error(outcome))
     QueueItem.objects.filter(pk=item.pk).update(payload=item.payload)
-    _finished_on_commit([item.pk])
+    _finished_on_commit([item.pk], outcome.result)
 
 
 def _failures(items: list[QueueItem], outcome: Any) -> None:
@@ -263,6 +287,8 @@ def _failures(items: list[QueueItem], outcome: Any) -> None:
     appended to each one's in the database, in one statement that reads no
     payload (the items in hand keep theirs), and one read after the commit to
     announce them."""
+    from jobqueue.models import QueueItem
+
     ids = [item.pk for item in items]
     QueueItem.objects.filter(pk__in=ids).update(
         payload=AppendToList("payload", "errors", _error(outcome))
@@ -294,6 +320,8 @@ def _with_error(payload: dict[str, Any], error: dict[str, str]) -> dict[str, Any
 def _succeeded(item: QueueItem, value: Any) -> None:
     """Send ``task_finished`` once the completion commits; the result is built from
     the item in hand (the finish time from the database's clock), not read back."""
+    from jobqueue.models import Status
+
     item.status, item.finished_at, item.result = Status.COMPLETED, db_now(), value
     result = task_result(item)
     transaction.on_commit(
@@ -301,9 +329,11 @@ def _succeeded(item: QueueItem, value: Any) -> None:
     )
 
 
-def _finished_on_commit(item_ids: list[int]) -> None:
+def _finished_on_commit(item_ids: list[int], raised: Any = None) -> None:
     """After failed attempts: ``task_finished`` for each item whose attempt was the
-    last one (or whose job was cancelled), read in one query."""
+    last one (or whose job was cancelled), read in one query. ``raised``: what the
+    task raised, if it did."""
+    from jobqueue.models import QueueItem, Status
 
     def send() -> None:
         items = list(
@@ -318,14 +348,30 @@ def _finished_on_commit(item_ids: list[int]) -> None:
             # the operator, whose transaction has committed.
             try:
                 result = task_result(item, earlier_workers)
-                task_finished.send(_sender(result), task_result=result)
+                _send_failed(result, raised)
             except Exception:
                 logger.exception("Could not announce that task %s finished.", item.pk)
 
     transaction.on_commit(send, robust=True)
 
 
+def _send_failed(result: TaskResult, raised: Any) -> None:
+    """``task_finished`` for a failed task, sent as django-tasks sends it: while
+    the exception the task raised is handled, so that the receiver it connects
+    logs that traceback with ``logger.exception`` (error monitoring hears of the
+    exception), not ``NoneType: None``."""
+    if not isinstance(raised, BaseException):
+        task_finished.send(_sender(result), task_result=result)
+        return
+    try:
+        raise raised
+    except BaseException:
+        task_finished.send(_sender(result), task_result=result)
+
+
 def register() -> None:
+    from jobqueue.models import Operation
+
     operations.register(
         operations.JobKind(
             name=Operation.TASK,
