@@ -96,11 +96,15 @@ class AlreadyQueued(APIException):
 
 
 class PreconditionFailed(APIException):
-    """412: an ``If-Match`` that names no version the document has now."""
+    """412: an ``If-Match`` that names no version the document has now (or, on a
+    change, an ``If-None-Match`` that names the one it has)."""
 
     status_code = status.HTTP_412_PRECONDITION_FAILED
     default_code = "precondition_failed"
-    default_detail = "The document has changed since the version If-Match names."
+    default_detail = (
+        "The document's version does not meet the request's If-Match (or "
+        "If-None-Match): nothing was changed."
+    )
 
 
 class JSONOnly(DefaultContentNegotiation):
@@ -114,6 +118,15 @@ class JSONOnly(DefaultContentNegotiation):
                 f"There is no “{format}” form of this: answers are JSON "
                 "(leave out ?format=, or send format=json)."
             ) from None
+
+
+IF_MATCH = OpenApiParameter(
+    "If-Match",
+    OpenApiTypes.STR,
+    OpenApiParameter.HEADER,
+    description="Only if the document is at this version: any tag but * answers 412 "
+    "and does nothing (the ETag is weak, and If-Match compares strongly).",
+)
 
 
 def _document(request: Request, pk: int, *, text: bool = False) -> Document:
@@ -302,6 +315,15 @@ class DocumentList(generics.ListAPIView):
     @extend_schema(
         request={"multipart/form-data": UploadSerializer},
         responses={202: DocumentSerializer},
+        parameters=[
+            OpenApiParameter(
+                "Location",
+                OpenApiTypes.STR,
+                OpenApiParameter.HEADER,
+                response=[202],
+                description="The new document's address (its status_url's path).",
+            )
+        ],
     )
     def post(self, request: Request) -> Response:
         """Upload one file (multipart field ``file``); queued at once (202)."""
@@ -356,6 +378,27 @@ def _etag(representation: dict) -> str:
     return f'W/"{digest}"'
 
 
+def _conditional(
+    request: Request, document: Document, context: dict
+) -> tuple[str, HttpResponseBase | None]:
+    """The document's tag, and what ``If-Match``/``If-None-Match`` answer for it: None
+    to go on, a 304 (GET), or ``PreconditionFailed`` raised. Compared on the document
+    without its text, so a poll of an unchanged document reads no text at all."""
+    prefetch_related_objects([document], "tags")
+    etag = _etag(DocumentSerializer(document, context=context).data)
+    answer = get_conditional_response(request, etag=etag)
+    if answer is not None and answer.status_code == 412:
+        raise PreconditionFailed()
+    return etag, answer
+
+
+def _check_preconditions(request: Request, document: Document, context: dict) -> None:
+    """Before a change: a script that names a version (RFC 9110 says the server MUST
+    check it) never overwrites or deletes another."""
+    if "If-Match" in request.headers or "If-None-Match" in request.headers:
+        _conditional(request, document, context)
+
+
 def _revalidate(response: HttpResponseBase, etag: str) -> HttpResponseBase:
     """Send the tag, and ask every cache to check it before reusing the answer
     (private: it is one person's document)."""
@@ -379,6 +422,7 @@ class DocumentDetail(generics.GenericAPIView):
                 description="The ETag of an earlier answer: 304, without a body, "
                 "while the document (status, error, text, ...) is unchanged.",
             ),
+            IF_MATCH,
             OpenApiParameter(
                 "ETag",
                 OpenApiTypes.STR,
@@ -399,15 +443,10 @@ class DocumentDetail(generics.GenericAPIView):
         """Status, error, page count and text; an ETag, for polling with
         If-None-Match (304 while nothing changed)."""
         if "If-None-Match" in request.headers or "If-Match" in request.headers:
-            # Compared on the document without its text: a poll of an unchanged
-            # document reads no text at all.
             document = _document(request, pk)
-            prefetch_related_objects([document], "tags")
-            shown = DocumentSerializer(document, context=self.get_serializer_context())
-            etag = _etag(shown.data)
-            answer = get_conditional_response(request, etag=etag)
-            if answer is not None and answer.status_code == 412:
-                raise PreconditionFailed()
+            etag, answer = _conditional(
+                request, document, self.get_serializer_context()
+            )
             if answer is not None:
                 return _revalidate(answer, etag)
         # Read again, with the text: the tag must describe the same read as the body.
@@ -415,7 +454,7 @@ class DocumentDetail(generics.GenericAPIView):
         data = self.get_serializer(document).data
         return _revalidate(Response(data), _etag(data))
 
-    @extend_schema(responses={204: None})
+    @extend_schema(parameters=[IF_MATCH], responses={204: None})
     def delete(self, request: Request, pk: int) -> Response:
         """Delete the document with its file, text and jobs (204).
 
@@ -425,10 +464,13 @@ class DocumentDetail(generics.GenericAPIView):
         document = _document(request, pk)
         if not can_delete(request.user, document):
             raise PermissionDenied("Only the owner or a queue operator may delete it.")
+        _check_preconditions(request, document, self.get_serializer_context())
         document_delete(document=document)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
-    @extend_schema(request=DetailsSerializer, responses=DocumentSerializer)
+    @extend_schema(
+        parameters=[IF_MATCH], request=DetailsSerializer, responses=DocumentSerializer
+    )
     def patch(self, request: Request, pk: int) -> Response:
         """Set the owner's title and tags (either or both); answers the document."""
         document = _document(request, pk)
@@ -436,6 +478,7 @@ class DocumentDetail(generics.GenericAPIView):
             raise PermissionDenied("Only the owner may set its title and tags.")
         body = DetailsSerializer(data=request.data)
         body.is_valid(raise_exception=True)
+        _check_preconditions(request, document, self.get_serializer_context())
         changes = body.validated_data
         tags = changes.get("tags", [tag.name for tag in document.tags.all()])
         # The page's form holds the rules (lengths, how many, duplicates): one home.

@@ -98,6 +98,11 @@ def add_error_responses(result: dict, generator, request, public) -> dict:
                 errors.update(BODY_ERRORS)
             if method == "post" and path == "/api/documents/":
                 errors.update(UPLOAD_ERRORS)
+            if path == "/api/documents/{id}/":
+                errors["412"] = (
+                    "An If-Match other than *: the weak ETag never matches it, so "
+                    "nothing is done (or, on a change, an If-None-Match that matches)."
+                )
             if method == "post" and path.endswith("/reprocess/"):
                 errors["409"] = (
                     "An extraction of it (its first, or a reprocess) is running "
@@ -107,4 +112,9 @@ def add_error_responses(result: dict, generator, request, public) -> dict:
                 operation["responses"].setdefault(
                     code, {"description": description, "content": ref}
                 )
+            # DRF sends it with every 429 (throttles and the active-job limit).
+            operation["responses"]["429"].setdefault("headers", {})["Retry-After"] = {
+                "schema": {"type": "integer"},
+                "description": "Seconds to wait before trying again.",
+            }
     return result

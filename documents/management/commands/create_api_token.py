@@ -41,6 +41,12 @@ class Command(BaseCommand):
             user = User.objects.get(**{User.USERNAME_FIELD: username})
         except User.DoesNotExist:
             raise CommandError(f"No user named “{username}”.") from None
+        if not user.is_active:
+            # Its key would be refused at every request ("User inactive or deleted").
+            raise CommandError(
+                f"“{username}” is inactive: no token of theirs would be accepted. "
+                "Tick “Active” on their page in the admin first."
+            )
         if reset:
             revoked = user.auth_token_set.all().delete()[0]
             if verbosity:

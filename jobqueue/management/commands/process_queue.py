@@ -22,6 +22,13 @@ from jobqueue.worker import ExtractionWorker, register_signal_handlers
 # ``--once --exit-code``: the run went through, and at least one job failed in it. Apart
 # from Django's 1 (the command could not run) and argparse's 2 (bad options).
 EXIT_JOBS_FAILED = 3
+EXIT_BAD_OPTIONS = 2
+
+
+def bad_options(message: str) -> CommandError:
+    """Options that do not go together: argparse's exit status, so a cron wrapper
+    tells them from a run that could not reach the database (1)."""
+    return CommandError(message, returncode=EXIT_BAD_OPTIONS)
 
 
 class Command(BaseCommand):
@@ -140,13 +147,13 @@ class Command(BaseCommand):
     ) -> None:
         if not once and (limit is not None or budget is not None):
             # A cron line without --once would start a pool that never ends, each run.
-            raise CommandError("--limit and --budget apply only with --once.")
+            raise bad_options("--limit and --budget apply only with --once.")
         if not once and (as_json or exit_code):
-            raise CommandError("--json and --exit-code apply only with --once.")
+            raise bad_options("--json and --exit-code apply only with --once.")
         if 3 * heartbeat_interval > stale_after():
             # Workers run with the settings judge this one by stale_after(): beating
             # less often, it would look dead to them, and its jobs would run twice.
-            raise CommandError(
+            raise bad_options(
                 f"--heartbeat-interval {heartbeat_interval:g} is too long: other "
                 "workers would take this one for dead. Use at most a third of "
                 f"{stale_after():g} s (QUEUE_STALE_WORKER_SECONDS), or raise that "
