@@ -120,6 +120,8 @@ def document_create(
                 # A new document has no active job to deduplicate against: the
                 # database refused the insert, so the document must not stay.
                 raise IntegrityError("the document's first job was not created")
+            # The queue stamped the row as it wrote the status: the answer shows it.
+            document.refresh_from_db(fields=["updated_at"])
     except BaseException as error:
         _discard(field.storage, document.file.name or name)
         _raise_refusal(error, upload.filename)

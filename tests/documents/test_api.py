@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 from django.contrib.staticfiles import finders
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.db import connection
 from django.test import Client
@@ -285,3 +286,14 @@ def test_the_docs_page_loads_its_files_from_here_without_inline_code(client):
     assert start.status_code == 200
     assert start["Content-Type"].startswith("application/javascript")
     assert "/api/schema/" in start.content.decode()
+
+
+def test_the_uploads_answer_shows_the_document_as_the_next_read_does(api):
+    # The queue stamps the row as it writes the status: the 202 shows that stamp.
+    upload = api.post(
+        API_URL, {"file": SimpleUploadedFile("a.txt", b"Some words.")}
+    ).json()
+    assert (
+        api.get(f"{API_URL}{upload['id']}/").json()["updated_at"]
+        == (upload["updated_at"])
+    )
