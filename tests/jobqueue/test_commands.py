@@ -45,10 +45,10 @@ def test_clear_queue_deletes_only_old_finished_items(make_document, queue):
         "Would delete 2 queue items and 0 stopped workers' heartbeats (dry run).\n"
     )
     assert QueueItem.objects.count() == 4
-    assert "Deleted 1 queue items" in run(
+    assert "Deleted 1 queue item " in run(
         "clear_queue", "--older-than", "7", "--status", "failed"
     )
-    assert "Deleted 1 queue items" in run("clear_queue", "--older-than", "7")
+    assert "Deleted 1 queue item " in run("clear_queue", "--older-than", "7")
     assert set(QueueItem.objects.values_list("pk", flat=True)) == {recent_done, active}
 
 
@@ -93,14 +93,14 @@ def test_clear_queue_prunes_old_stopped_heartbeats_only():
     WorkerHeartbeat.objects.create(worker_id="hung", status="busy", last_heartbeat=old)
     WorkerHeartbeat.objects.create(worker_id="fresh", status="stopped")
     assert run("clear_queue", "--older-than", "7", "--dry-run") == (
-        "Would delete 0 queue items and 1 stopped workers' heartbeats (dry run).\n"
+        "Would delete 0 queue items and 1 stopped worker's heartbeat (dry run).\n"
     )
     # Clearing only some items' states leaves the heartbeats alone.
     assert run("clear_queue", "--older-than", "7", "--status", "failed") == (
         "Deleted 0 queue items older than 7 days.\n"
     )
     assert WorkerHeartbeat.objects.count() == 3
-    assert "and 1 stopped workers' heartbeats" in run(
+    assert "and 1 stopped worker's heartbeat " in run(
         "clear_queue", "--older-than", "7"
     )
     assert set(WorkerHeartbeat.objects.values_list("worker_id", flat=True)) == {
@@ -125,7 +125,7 @@ def test_rescue_stale_jobs_rescues_dead_workers_and_overlong_jobs(make_document,
         job = queue.claim(worker)
         QueueItem.objects.filter(pk=job.pk).update(started_at=long_ago)
     out = run("rescue_stale_jobs", "--minutes", "60")
-    assert out == ("Rescued 1 jobs of dead workers and 1 jobs stuck over 60 minutes.\n")
+    assert out == ("Rescued 1 job of dead workers and 1 job stuck over 60 minutes.\n")
     assert set(QueueItem.objects.values_list("status", flat=True)) == {Status.PENDING}
 
 

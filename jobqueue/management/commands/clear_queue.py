@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
+from django.utils.translation import ngettext
 
 from jobqueue.management.arguments import amount
 from jobqueue.models import FINISHED_STATUSES
@@ -41,19 +42,26 @@ class Command(BaseCommand):
         # --status narrows the clearing to those items: the heartbeats stay.
         stopped = None if status else queue.stopped_workers_older_than(older_than)
         if dry_run:
-            also = (
-                f" and {stopped.count()} stopped workers' heartbeats"
-                if stopped is not None
-                else ""
-            )
-            self.stdout.write(f"Would delete {matching} queue items{also} (dry run).")
+            also = _heartbeats(stopped.count()) if stopped is not None else ""
+            self.stdout.write(f"Would delete {_items(matching)}{also} (dry run).")
             return
         deleted = queue.clear_finished(older_than, status)
-        also = (
-            f" and {stopped.delete()[0]} stopped workers' heartbeats"
-            if stopped is not None
-            else ""
-        )
+        also = _heartbeats(stopped.delete()[0]) if stopped is not None else ""
         self.stdout.write(
-            f"Deleted {deleted} queue items{also} older than {older_than:g} days."
+            f"Deleted {_items(deleted)}{also} older than {older_than:g} days."
         )
+
+
+def _items(count: int) -> str:
+    return ngettext("%d queue item", "%d queue items", count) % count
+
+
+def _heartbeats(count: int) -> str:
+    return (
+        ngettext(
+            " and %d stopped worker's heartbeat",
+            " and %d stopped workers' heartbeats",
+            count,
+        )
+        % count
+    )

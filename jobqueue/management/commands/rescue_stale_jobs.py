@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
+from django.utils.translation import ngettext
 
 from jobqueue.management.arguments import amount
 from jobqueue.models import stale_job_after
@@ -58,6 +59,8 @@ class Command(BaseCommand):
         queue = QueueManager()
         dead = queue.rescue_stale_workers(heartbeat_seconds)
         slow = queue.cleanup_stale_jobs(stale_threshold_minutes=minutes)
+        jobs = ngettext("%d job", "%d jobs", dead) % dead
+        stuck = ngettext("%d job", "%d jobs", slow) % slow
         self.stdout.write(
-            f"Rescued {dead} jobs of dead workers and {slow} jobs stuck over {minutes:g} minutes."
+            f"Rescued {jobs} of dead workers and {stuck} stuck over {minutes:g} minutes."
         )
