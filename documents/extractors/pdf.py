@@ -497,8 +497,14 @@ def _cut_hidden_text(page: Any, textpage: Any) -> bool:
         a, b, c, d = box
         return not (left <= (a + c) / 2 <= right and bottom <= (b + d) / 2 <= top)
 
-    # PDFium's runs of text first: most pages have none outside, and pay no more.
-    if not any(hidden(textpage.get_rect(k)) for k in range(textpage.count_rects())):
+    # PDFium counts the characters inside a box without copying them out: most
+    # pages have none outside theirs, and pay no more than the two counts.
+    def characters(left: float, bottom: float, right: float, top: float) -> int:
+        return pdfium_c.FPDFText_GetBoundedText(
+            textpage, left, top, right, bottom, None, 0
+        )
+
+    if characters(left, bottom, right, top) >= characters(*_EVERYWHERE):
         return False
     texts = page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_TEXT], max_depth=1)
     cut = [obj for obj in texts if hidden(obj.get_bounds())]
