@@ -135,7 +135,8 @@ class LimitUploadHandler(FileUploadHandler):
 
 class UploadLimitMiddleware:
     """413 for a declared length over the limit (one file's worth on the API, a full
-    form elsewhere); per-file limits while streaming; files with unusable names kept."""
+    form elsewhere, 1 MB without a login); per-file limits while streaming; files
+    with unusable names kept."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -182,6 +183,13 @@ def too_large(request: HttpRequest, declared: int) -> UploadTooLarge | None:
         return UploadTooLarge(
             f"The upload is {size}; the API takes one file of at most "
             f"{_size(max_file_bytes())} at once. Nothing was uploaded."
+        )
+    if declared > BODY_OVERHEAD and not request.user.is_authenticated:
+        # Only people logged in upload; an anonymous form (a log-in) is small. Up to
+        # a full form's worth of files was read and spooled to disk for anyone.
+        return UploadTooLarge(
+            f"The request is {size}; without logging in, the limit is "
+            f"{_size(BODY_OVERHEAD)}. Log in to upload files."
         )
     if declared <= max_body_bytes():
         return None
