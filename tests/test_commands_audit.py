@@ -43,7 +43,7 @@ def test_import_skips_dangling_links_and_pipes_without_hanging(user, tmp_path: P
 
     assert Document.objects.get().original_filename == "letter.txt"
     assert out.startswith("Imported 1 of 3 files; skipped 2.")
-    assert "gone.txt: unreadable: No such file or directory" in out
+    assert "gone.txt: unreadable: a symbolic link" in out
     assert "pipe.txt: unreadable: not a regular file" in out
     # Not imported is a failure a cron job must see.
     assert error is not None and error.returncode == 1

@@ -66,3 +66,27 @@ def test_a_legacy_office_file_in_a_folder_says_what_to_save_it_as(user, tmp_path
     assert lines[-1] == (
         "Skipped by reason: not a supported format (1), refused (2), duplicate (1)"
     )
+
+
+def test_a_link_in_a_folder_is_not_followed(user, tmp_path: Path):
+    # A drop folder others can write to: a link named like a document would import
+    # what it points at (the server's settings, its first user's password).
+    secret = tmp_path / "secret.env"
+    secret.write_text("SECRET_KEY=not for the owner")
+    folder = tmp_path / "inbox"
+    folder.mkdir()
+    (folder / "letter.txt").write_text("a real letter")
+    (folder / "notes.txt").symlink_to(secret)
+
+    out = StringIO()
+    with pytest.raises(CommandError, match="1 of the files were refused or unreadable"):
+        call_command("import_documents", str(folder), "--owner", "alice", stdout=out)
+    assert list(Document.objects.values_list("original_filename", flat=True)) == [
+        "letter.txt"
+    ]
+    assert "notes.txt: unreadable: a symbolic link" in out.getvalue()
+    # Named on the command line, the person chose it: it is read.
+    call_command(
+        "import_documents", str(folder / "notes.txt"), "--owner", "alice", stdout=out
+    )
+    assert Document.objects.count() == 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import sys
@@ -122,10 +123,15 @@ class Command(BaseCommand):
         files: list[Path] = []
         self.hidden = 0
         self.unsupported: list[Path] = []
+        # Found in folders, where a link is not followed: one put in a drop folder
+        # (notes.txt → the server's .env) would import what it points at.
+        self.walked: set[Path] = set()
         for raw in paths:
             path = Path(raw)
             if path.is_dir():
-                files.extend(self._walk(path))
+                walked = self._walk(path)
+                self.walked.update(walked)
+                files.extend(walked)
             elif path.is_file():
                 files.append(path)
             else:
@@ -155,10 +161,15 @@ class Command(BaseCommand):
         self, path: Path, user, priority: int, allow_duplicates: bool
     ) -> tuple[str, str] | None:
         """Import one file; None, or why it was skipped (in a few words, and whole)."""
+        opener = _open_in_folder if path in self.walked else _open_nonblocking
         try:
-            # Non-blocking: a named pipe in the folder would wait for a writer forever.
-            handle = open(path, "rb", opener=_open_nonblocking)  # noqa: SIM115
+            handle = open(path, "rb", opener=opener)  # noqa: SIM115
         except OSError as error:  # gone meanwhile, a dangling link, no permission
+            if error.errno == errno.ELOOP and path in self.walked:
+                return UNREADABLE, (
+                    f"{UNREADABLE}: a symbolic link; links in a folder are not "
+                    "followed (name the file itself to import it)"
+                )
             return UNREADABLE, f"{UNREADABLE}: {error.strerror or error}"
         with handle:
             if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
@@ -187,4 +198,9 @@ class Command(BaseCommand):
 
 
 def _open_nonblocking(path: str, flags: int) -> int:
+    # A named pipe in the folder would wait for a writer forever.
     return os.open(path, flags | os.O_NONBLOCK)
+
+
+def _open_in_folder(path: str, flags: int) -> int:
+    return _open_nonblocking(path, flags | os.O_NOFOLLOW)
