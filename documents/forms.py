@@ -53,6 +53,8 @@ class UploadForm(forms.Form):
         self.accepted: list[CheckedUpload] = []
         self.rejected: list[tuple[str, str]] = []
         for upload in files:
+            # Browsers send a name's " as %22 (the HTML standard's form encoding).
+            upload.name = upload.name.replace("%22", '"')
             try:
                 self.accepted.append(check_upload(upload))
             except ValidationError as error:

@@ -34,7 +34,7 @@ from documents.services import (
     document_reprocess,
     document_update_details,
 )
-from documents.views import refused_page
+from documents.views import login_required_back_to, refused_page
 
 # Bounds of one bulk action: a page's worth of documents, and what a ZIP may hold.
 MAX_BULK = 100
@@ -88,7 +88,7 @@ def delete(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect("documents:list")
 
 
-@login_required
+@login_required_back_to("documents:list")
 @require_POST
 def bulk(request: HttpRequest) -> HttpResponse:
     """Reprocess, delete (after a confirmation page) or download selected documents."""
@@ -105,13 +105,14 @@ def bulk(request: HttpRequest) -> HttpResponse:
     documents = list(
         _actionable(request.user).filter(pk__in=ids).without_text().order_by("pk")
     )
-    left_alone = len(set(ids)) - len(documents)
+    left_alone = len(set(ids)) - len(documents) - _say_gone(request, ids)
     if not documents:
-        messages.warning(
-            request,
-            "Nothing was done: only a document's owner or a queue operator may "
-            "reprocess or delete it.",
-        )
+        if left_alone:
+            messages.warning(
+                request,
+                "Nothing was done: only a document's owner or a queue operator may "
+                "reprocess or delete it.",
+            )
         return redirect(_back_to_list(request))
     if left_alone:
         messages.warning(
@@ -165,6 +166,23 @@ def _selected_ids(request: HttpRequest) -> list[int]:
     return [int(v) for v in values if v.isascii() and v.isdigit() and len(v) < 19]
 
 
+def _say_gone(request: HttpRequest, ids: list[int]) -> int:
+    """Say how many selected documents were deleted since the list was shown (in
+    another tab, or by this form sent twice): not a question of who may change them."""
+    gone = len(set(ids)) - Document.objects.filter(pk__in=ids).count()
+    if gone:
+        messages.warning(
+            request,
+            ngettext(
+                "%(n)d selected document no longer exists: it has been deleted.",
+                "%(n)d selected documents no longer exist: they have been deleted.",
+                gone,
+            )
+            % {"n": gone},
+        )
+    return gone
+
+
 def _back_to_list(request: HttpRequest) -> str:
     """The list page the action came from (its filters kept), never another site."""
     query = request.POST.get("next", "")
@@ -192,7 +210,8 @@ def _download_zip(request: HttpRequest, ids: list[int]) -> HttpResponse:
     documents = documents.only("pk", "original_filename", "file", "size")
     documents = list(documents.order_by(Lower("original_filename"), "pk"))
     if not documents:
-        messages.warning(request, "Only your own documents can be downloaded.")
+        if not _say_gone(request, ids):
+            messages.warning(request, "Only your own documents can be downloaded.")
         return redirect(_back_to_list(request))
     total = sum(d.size for d in documents)
     if total > ZIP_MAX_BYTES:

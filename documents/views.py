@@ -4,11 +4,14 @@ Editing, deleting, bulk actions and page images are in ``documents.manage_views`
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from functools import wraps
 from pathlib import PurePosixPath
 
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db.models import Count, Q, QuerySet
@@ -87,6 +90,23 @@ LIST_FIELDS = (
     "error_type",
     "error_message",
 )
+
+
+def login_required_back_to(page: str) -> Callable:
+    """``login_required`` for an address only forms post to: the login sends the
+    person back to the form's page (the URL name ``page``, given the view's
+    arguments), not to this address, which would answer the GET with a 405."""
+
+    def decorator(view: Callable) -> Callable:
+        @wraps(view)
+        def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+            if not request.user.is_authenticated:
+                return redirect_to_login(reverse(page, args=args, kwargs=kwargs))
+            return view(request, *args, **kwargs)
+
+        return wrapper
+
+    return decorator
 
 
 def _thumbnails_pending(ids: list[int]) -> set[int]:
@@ -407,7 +427,7 @@ def search(request: HttpRequest) -> HttpResponse:
     return render(request, "documents/search.html", context)
 
 
-@login_required
+@login_required_back_to("documents:detail")
 @require_POST
 def reprocess(request: HttpRequest, pk: int) -> HttpResponse:
     """Queue the document again and come back to its page."""

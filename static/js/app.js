@@ -142,15 +142,15 @@
         })
         .join("&");
       return getJSON(table.dataset.statusesUrl + "?" + query).then(function (data) {
-        var changed = false;
+        // Every change in one announcement: each would cut off the one before.
+        var changes = [];
         data.documents.forEach(function (doc) {
           var row = table.querySelector('tr[data-document-id="' + doc.id + '"]');
           if (!row) {
             return;
           }
           if (updateBadge(row.querySelector("[data-badge]"), doc)) {
-            announce(row.dataset.documentName + ": " + doc.status_label);
-            changed = true;
+            changes.push(row.dataset.documentName + ": " + doc.status_label);
           }
           var why = row.querySelector("[data-error-label]");
           if (why) {
@@ -163,8 +163,12 @@
         var next = table.querySelector("tr[data-active], tr[data-thumbnail-pending]")
           ? POLL_MS
           : IDLE_POLL_MS;
+        if (!changes.length) {
+          return next;
+        }
+        announce(changes.join(". ") + ".");
         /* The status chips' counts follow the badges. */
-        return changed ? refreshRegions().then(function () { return next; }) : next;
+        return refreshRegions().then(function () { return next; });
       });
     });
   }
@@ -297,13 +301,14 @@
         }
       });
     });
+    var button = form.querySelector("button[type=submit]");
+    var label = button.textContent;
     form.addEventListener("submit", function (event) {
       if (blocker) {
         event.preventDefault();
         blocked.focus();
         return;
       }
-      var button = form.querySelector("button[type=submit]");
       // Disabled after the submit has started, so the files are still sent.
       window.setTimeout(function () {
         button.disabled = true;
@@ -311,5 +316,12 @@
       }, 0);
     });
     showFiles();
+    // Back on this page, the browser may show it as it was left (its button
+    // disabled) or put the chosen files back after this script ran: ready again.
+    window.addEventListener("pageshow", function () {
+      button.disabled = false;
+      button.textContent = label;
+      showFiles();
+    });
   }
 })();
