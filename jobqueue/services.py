@@ -647,10 +647,14 @@ class QueueManager:
 
     def _rescue(self, queryset: Any, why: str, max_retries: int | None) -> int:
         """Send lost jobs back to pending; the lost attempt counts, so a job that
-        keeps killing its worker ends failed instead of looping."""
+        keeps killing its worker ends failed instead of looping. A job whose row
+        another transaction holds is passed over until the next look: it is being
+        changed (finished, released), or its holder stalled mid-transaction, and
+        waiting for it would hold up every other rescue, and the heartbeats of the
+        worker whose heartbeat thread runs this one."""
         rescued = 0
         with transaction.atomic():
-            for item in queryset.select_for_update():
+            for item in queryset.select_for_update(skip_locked=True):
                 message = (
                     f"Attempt {item.attempts} was lost: {why} ({item.claimed_by})."
                 )

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.db.models import F
 
 from jobqueue import operations, sql
@@ -192,9 +192,9 @@ class ExtractionWorker:
             extraction_timeout=extraction_timeout,
         )
         # ``name``: what the heartbeats' ids start with, e.g. cron.
-        prefix = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:4]}"
-        prefix = f"{name}:{prefix}" if name else prefix
-        self._states = [_ThreadState(f"{prefix}:w{n + 1}") for n in range(num_workers)]
+        self._name = name
+        self._states = [_ThreadState(worker_id) for worker_id in self._worker_ids()]
+        self._registered = False  # the heartbeats' rows are this worker's
         self._callbacks: dict[str, list[Callable]] = defaultdict(list)
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
@@ -999,19 +999,46 @@ class ExtractionWorker:
                 drop_connection()
                 self._stop.wait(pause)
 
+    def _worker_ids(self) -> list[str]:
+        """The threads' ids: host name, pid, a random part, the thread's number."""
+        prefix = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:4]}"
+        prefix = f"{self._name}:{prefix}" if self._name else prefix
+        return [f"{prefix}:w{n + 1}" for n in range(self.num_workers)]
+
     def _register(self) -> None:
-        # update_or_create: a worker started again after stop() reuses its rows.
-        for state in self._states:
-            WorkerHeartbeat.objects.update_or_create(
-                worker_id=state.worker_id,
-                defaults={
-                    "status": state.status,
-                    "hostname": socket.gethostname(),
-                    "pid": os.getpid(),
-                    "started_at": DbNow(),
-                    "last_heartbeat": DbNow(),
-                },
-            )
+        """Insert the threads' heartbeats (a worker started again after stop()
+        reuses its rows). Never another worker's: two on the same host name and
+        pid (as containers run) may draw the same random part, and sharing ids
+        they would release and reconcile each other's jobs, and pass each other's
+        fencing. The second draws again."""
+        while True:
+            try:
+                with transaction.atomic():
+                    for state in self._states:
+                        fields = {
+                            "status": state.status,
+                            "hostname": socket.gethostname(),
+                            "pid": os.getpid(),
+                            "started_at": DbNow(),
+                            "last_heartbeat": DbNow(),
+                        }
+                        if self._registered:
+                            WorkerHeartbeat.objects.update_or_create(
+                                worker_id=state.worker_id, defaults=fields
+                            )
+                        else:
+                            WorkerHeartbeat.objects.create(
+                                worker_id=state.worker_id, **fields
+                            )
+                break
+            except IntegrityError:
+                if self._registered:
+                    raise
+                for state, worker_id in zip(
+                    self._states, self._worker_ids(), strict=True
+                ):
+                    state.worker_id = worker_id
+        self._registered = True
         self._last_beat = self._healthy_since = time.monotonic()
 
     def _release_leftovers(self) -> None:

@@ -309,13 +309,18 @@ class Dialect(base.Dialect):
         try:
             conn.connect()
             raw = conn.connection
-            raw.autocommit = True
-            raw.execute(f"LISTEN {CHANNEL}")
-            while not stop.is_set():
-                # Sleep in the kernel until the server sends something (psycopg's
-                # own wait looks up ten times a second).
-                readable, _, _ = select.select([raw.fileno()], [], [], LISTEN_SECONDS)
-                if readable and list(raw.notifies(timeout=0)):
-                    changed()
+            # psycopg's errors as Django's: a lost connection is a database fault
+            # (a warning, and a reconnect), not a failure of the watch.
+            with conn.wrap_database_errors:
+                raw.autocommit = True
+                raw.execute(f"LISTEN {CHANNEL}")
+                while not stop.is_set():
+                    # Sleep in the kernel until the server sends something (psycopg's
+                    # own wait looks up ten times a second).
+                    readable, _, _ = select.select(
+                        [raw.fileno()], [], [], LISTEN_SECONDS
+                    )
+                    if readable and list(raw.notifies(timeout=0)):
+                        changed()
         finally:
             conn.close()
