@@ -60,10 +60,12 @@ class QueueManager:
     def enqueue(
         self, attachment_id: int, priority: int = 0, deduplicate: bool = True
     ) -> int | None:
-        """Queue a document; None when it already has an active job (deduplicated).
+        """Queue a document; None when it already has an active job (deduplicated;
+        that job's priority is raised to ``priority`` if lower). ValueError if there
+        is no such document.
 
         With ``deduplicate=False`` the caller gets the id of the job that will do the
-        work either way: the existing active one (its priority raised if lower) or a new one.
+        work either way: the existing active one or a new one.
         """
         return self._enqueue(attachment_id, self.operation, priority, deduplicate)
 
@@ -137,11 +139,15 @@ class QueueManager:
                 # document), or that item has just finished: a second try tells.
                 if existing.exists():
                     break
+                subjects = QueueItem._meta.get_field("document").related_model
+                if not subjects.objects.filter(pk=document_id).exists():
+                    raise ValueError(f"There is no document {document_id}.") from None
                 if attempt:
                     raise
+        # The work is done sooner if asked for sooner, whoever asked first.
+        existing.filter(priority__lt=priority).update(priority=priority)
         if deduplicate:
             return None
-        existing.filter(priority__lt=priority).update(priority=priority)
         return existing.values_list("pk", flat=True).first()
 
     def enqueue_job(

@@ -204,6 +204,16 @@ def test_enqueue_without_dedup_returns_the_active_job_and_raises_its_priority(
     assert QueueItem.objects.count() == 1
 
 
+def test_a_deduplicated_enqueue_raises_the_waiting_jobs_priority(make_document, queue):
+    # An operator's reprocess at priority 9 of a document whose job waits at 0.
+    document = make_document()
+    job_id = queue.enqueue(document.pk)
+    assert queue.enqueue(document.pk, priority=9) is None
+    assert queue.get_job(job_id).priority == 9
+    assert queue.enqueue(document.pk, priority=2) is None
+    assert queue.get_job(job_id).priority == 9
+
+
 def test_enqueue_without_dedup_on_an_idle_document_creates_a_job(make_document, queue):
     job_id = queue.enqueue(make_document().pk, deduplicate=False)
     assert queue.get_job(job_id).status == Status.PENDING
@@ -228,7 +238,7 @@ def test_enqueue_after_the_job_finished_creates_a_new_one(job_in_state, queue, s
 @pytest.mark.django_db(transaction=True)  # the foreign key is checked at commit
 def test_enqueue_of_a_document_that_does_not_exist_raises(queue):
     """None means "already queued": a missing document must not pass for that."""
-    with pytest.raises(IntegrityError):
+    with pytest.raises(ValueError, match="There is no document 999999."):
         queue.enqueue(999_999)
     assert not QueueItem.objects.exists()
 
