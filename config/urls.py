@@ -10,14 +10,19 @@ urlpatterns = [
     # strangers which addresses have accounts.
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # The site's own pages (Django's default templates are the admin's).
     path(
         "accounts/password_change/",
-        auth_views.PasswordChangeView.as_view(),
+        auth_views.PasswordChangeView.as_view(
+            template_name="registration/change_password.html"
+        ),
         name="password_change",
     ),
     path(
         "accounts/password_change/done/",
-        auth_views.PasswordChangeDoneView.as_view(),
+        auth_views.PasswordChangeDoneView.as_view(
+            template_name="registration/password_changed.html"
+        ),
         name="password_change_done",
     ),
     path("documents/", include("documents.urls")),

@@ -135,6 +135,16 @@ def test_bulk_reprocess_queues_each_selected_document_once(user_client, make_doc
     assert QueueItem.objects.count() == 3
 
 
+def test_bulk_goes_back_to_the_list_whatever_next_holds(user_client, make_document):
+    # A line end would make the redirect's Location header invalid: a server error.
+    doc = make_document(name="a.txt")
+    response = user_client.post(
+        reverse("documents:bulk"),
+        {"action": "reprocess", "id": [doc.pk], "next": "?page=2\r\nX-Injected: 1"},
+    )
+    assert (response.status_code, response["Location"]) == (302, "/documents/")
+
+
 def test_bulk_delete_confirms_then_deletes_only_the_persons_own(
     client, user, other_user, make_document, django_capture_on_commit_callbacks
 ):

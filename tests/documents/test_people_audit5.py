@@ -125,3 +125,23 @@ def test_a_quote_in_a_file_name_survives_the_browser_s_form_encoding(user_client
     response = user_client.post(reverse("documents:upload"), {"file": upload})
     assert response.status_code == 302
     assert Document.objects.get().original_filename == 'report "final".txt'
+
+
+def test_a_person_changes_their_password_on_the_sites_own_pages(user, client):
+    client.force_login(user)
+    page = client.get(reverse("documents:list")).content.decode()
+    assert f'href="{reverse("password_change")}"' in page  # from the user's name
+    form = client.get(reverse("password_change")).content.decode()
+    assert "Django administration" not in form and "Change your password" in form
+    response = client.post(
+        reverse("password_change"),
+        {
+            "old_password": "alice-password-1",
+            "new_password1": "a-new-long-phrase-42",
+            "new_password2": "a-new-long-phrase-42",
+        },
+        follow=True,
+    )
+    assert "Password changed" in response.content.decode()
+    user.refresh_from_db()
+    assert user.check_password("a-new-long-phrase-42")
