@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db.models.functions import Substr
 from django.utils.module_loading import import_string
 
+from documents.local_files import local_path
 from jobqueue import operations
 from jobqueue.child import JobFailed
 from jobqueue.models import ErrorType, Operation
@@ -27,21 +28,24 @@ def _prepare(item: Any) -> dict[str, Any]:
     document = Document.objects.only("file", "mime_type").get(pk=item.document_id)
     return {
         "function": settings.QUEUE_EXTRACT_FUNCTION,
-        "path": _local_path(document),
+        **_local_file(document),
         "mime_type": document.mime_type,
         # Children read no Django settings.
         "options": import_string(settings.QUEUE_EXTRACT_OPTIONS)(),
     }
 
 
-def _local_path(document: Any) -> str:
+def _local_file(document: Any) -> dict[str, Any]:
+    """The child's ``path`` to the document's file, and whether it is a ``copy``
+    (of a storage with no local files), which the child removes."""
     try:
-        return document.file.path
-    except NotImplementedError:
+        path, copy = local_path(document.file)
+    except OSError as exc:  # the storage unreachable: tried again later
         raise JobFailed(
-            ErrorType.EXTRACTOR_MISSING,
-            "The file storage has no local paths; mount it or use a shared filesystem.",
+            ErrorType.UNKNOWN,
+            f"The file could not be read from storage: {exc.strerror or exc}",
         ) from None
+    return {"path": path, "copy": copy}
 
 
 def _store(item: Any, result: Any) -> None:
@@ -62,7 +66,7 @@ def _prepare_thumbnail(item: Any) -> dict[str, Any]:
         "file", "mime_type", "title", "original_filename"
     ).get(pk=item.document_id)
     return {
-        "path": _local_path(document),
+        **_local_file(document),
         "mime_type": document.mime_type,
         "title": str(document),
         "text": Document.objects.filter(pk=document.pk)

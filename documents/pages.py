@@ -11,6 +11,7 @@ import threading
 from django.conf import settings
 from django.core.files.base import ContentFile
 
+from documents.local_files import local_path, remove_copy
 from documents.models import Document
 from documents.page_render import PAGE_WIDTH
 
@@ -80,15 +81,10 @@ def page_png(document: Document, number: int) -> str:
 
 
 def _render(document: Document, number: int) -> bytes:
+    path, copy = local_path(document.file)
     try:
         done = subprocess.run(  # noqa: S603 - our own module, arguments we built
-            [
-                sys.executable,
-                "-m",
-                "documents.page_render",
-                document.file.path,
-                str(number),
-            ],
+            [sys.executable, "-m", "documents.page_render", path, str(number)],
             cwd=settings.BASE_DIR,
             capture_output=True,
             timeout=RENDER_TIMEOUT_SECONDS,
@@ -96,6 +92,9 @@ def _render(document: Document, number: int) -> bytes:
         )
     except subprocess.TimeoutExpired:
         raise PageUnavailable("Drawing this page took too long.") from None
+    finally:
+        if copy:
+            remove_copy(path)
     if done.returncode != 0 or not done.stdout.startswith(b"\x89PNG"):
         raise PageBroken("This page could not be drawn.")
     return done.stdout

@@ -7,7 +7,9 @@ its extracted text on a page-shaped card."""
 
 from __future__ import annotations
 
+import contextlib
 import io
+import os
 import textwrap
 import warnings
 
@@ -24,14 +26,22 @@ CARD_LINES = 18
 PDF = "application/pdf"
 
 
-def thumbnail_in_child(path: str, mime_type: str, title: str, text: str) -> bytes:
-    """The document's thumbnail as PNG bytes; JobFailed says why there is none."""
-    if mime_type == PDF:
-        picture = _pdf_page(path)
-    elif mime_type.startswith("image/"):
-        picture = _image(path)
-    else:
-        picture = text_card(title, text)
+def thumbnail_in_child(
+    path: str, mime_type: str, title: str, text: str, copy: bool = False
+) -> bytes:
+    """The document's thumbnail as PNG bytes; JobFailed says why there is none.
+    ``copy``: ``path`` is a copy of the stored file, removed after."""
+    try:
+        if mime_type == PDF:
+            picture = _pdf_page(path)
+        elif mime_type.startswith("image/"):
+            picture = _image(path)
+        else:
+            picture = text_card(title, text)
+    finally:
+        if copy:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(path)
     picture.thumbnail((WIDTH, HEIGHT))
     buffer = io.BytesIO()
     picture.save(buffer, format="PNG", optimize=True)

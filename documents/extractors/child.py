@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -16,8 +18,10 @@ def extract_in_child(
     mime_type: str,
     options: dict[str, Any],
     progress: Callable[[int, int], None] | None = None,
+    copy: bool = False,
 ) -> Any:
-    """Runs in the child: the extraction, its failures as typed ``JobFailed``."""
+    """Runs in the child: the extraction, its failures as typed ``JobFailed``;
+    ``copy``: ``path`` is a copy of the stored file, removed after."""
     try:
         module_name, _, attr = function.rpartition(".")
         extract = getattr(importlib.import_module(module_name), attr)
@@ -33,3 +37,7 @@ def extract_in_child(
         if error_type == "unknown":
             message = f"{type(exc).__name__}: {message}"
         raise JobFailed(error_type, message[:2000]) from None
+    finally:
+        if copy:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(path)
