@@ -40,6 +40,7 @@ class Command(BaseCommand):
         self.stdout.write(
             self.style.SUCCESS(
                 f"Created superuser “{username}” with password {password} "
-                f"(also in {note}). Log in at /accounts/login/ and change it in the admin."
+                f"(also in {note}). Log in at /accounts/login/ and change it at "
+                "/accounts/password_change/."
             )
         )
