@@ -5,17 +5,27 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin, messages
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
+from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.translation import ngettext
 
 from jobqueue import dashboard
-from jobqueue.dashboard import badge, document_link, job_link, short_duration
+from jobqueue.admin_lists import EstimatedCountPaginator
+from jobqueue.dashboard import (
+    badge,
+    document_link,
+    job_link,
+    short_duration,
+    timestamp,
+)
 from jobqueue.models import (
     LIVENESS,
     ExtractionMetric,
+    QueueItem,
+    Status,
     WorkerHeartbeat,
     is_operator,
 )
@@ -84,7 +94,16 @@ class WorkerHeartbeatAdmin(OperatorsMayView, admin.ModelAdmin):
     actions = ("rescue_stale_jobs",)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
-        return super().get_queryset(request).with_liveness()
+        # Whether the job the worker last reported is still its own: a dead
+        # worker's was rescued, and may be running on another worker by now.
+        holds = QueueItem.objects.filter(
+            pk=OuterRef("current_job"),
+            status=Status.PROCESSING,
+            claimed_by=OuterRef("worker_id"),
+        )
+        return (
+            super().get_queryset(request).with_liveness().annotate(holds=Exists(holds))
+        )
 
     def changelist_view(
         self, request: HttpRequest, extra_context: dict[str, Any] | None = None
@@ -116,7 +135,12 @@ class WorkerHeartbeatAdmin(OperatorsMayView, admin.ModelAdmin):
 
     @admin.display(description="Current job", ordering="current_job")
     def current_job_column(self, obj: WorkerHeartbeat) -> SafeString | str:
-        return job_link(obj.current_job_id)
+        # A live worker's report may lag its last job by a heartbeat; that is no news.
+        if obj.current_job_id is None or obj.liveness == "alive" or obj.holds:
+            return job_link(obj.current_job_id)
+        return format_html(
+            "{} (no longer held: rescued or ended)", job_link(obj.current_job_id)
+        )
 
     @admin.display(description="Uptime")
     def uptime_column(self, obj: WorkerHeartbeat) -> str:
@@ -186,7 +210,7 @@ class ExtractionMetricAdmin(OperatorsMayView, admin.ModelAdmin):
     """One row per attempt; history, so read-only."""
 
     list_display = (
-        "created_at",
+        "ended_column",
         "job_column",
         "document_column",
         "attempt",
@@ -202,6 +226,9 @@ class ExtractionMetricAdmin(OperatorsMayView, admin.ModelAdmin):
     list_filter = ("outcome", "error_type", ExtractorFilter, "created_at")
     ordering = ("-id",)  # newest first, off the primary key
     show_full_result_count = False
+    # One row per attempt, kept when the queue is cleared: the whole table's size
+    # is estimated, not counted on each view.
+    paginator = EstimatedCountPaginator
     search_fields = ("document__original_filename", "error_message", "worker_id")
     list_select_related = ("document",)
     list_per_page = 100
@@ -219,6 +246,10 @@ class ExtractionMetricAdmin(OperatorsMayView, admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+    @admin.display(description="Ended", ordering="created_at")
+    def ended_column(self, obj: ExtractionMetric) -> str:
+        return timestamp(obj.created_at)
 
     @admin.display(description="Job", ordering="job")
     def job_column(self, obj: ExtractionMetric) -> SafeString | str:

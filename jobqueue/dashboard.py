@@ -87,6 +87,14 @@ def short_duration(seconds: float) -> str:
     return f"{days} d {rest} h" if rest else f"{days} d"
 
 
+def timestamp(value: datetime | None) -> str:
+    """A time to the second in the current time zone, or "-" (Django's own format
+    stops at the minute: a job's start and end would read the same)."""
+    if value is None:
+        return "-"
+    return timezone.localtime(value).strftime("%Y-%m-%d %H:%M:%S")
+
+
 def badge(label: str, colour: str) -> SafeString:
     """A coloured pill; the label is escaped."""
     return format_html(
@@ -356,7 +364,9 @@ def clear_old_view(model_admin: ModelAdmin, request: HttpRequest) -> HttpRespons
                     deleted,
                 )
                 % {"count": deleted, "age": ngettext("%d day", "%d days", days) % days},
-                messages.SUCCESS,
+                # Nothing deleted (a second submit of the page, say) is no success,
+                # as with the list's actions.
+                messages.SUCCESS if deleted else messages.WARNING,
             )
             context.update(
                 step="done", deleted=deleted, before=total + deleted, after=total
