@@ -1,4 +1,5 @@
-"""Delete finished queue items older than N days (the admin's clear page does the same)."""
+"""Delete finished queue items older than N days (as the admin's clear page does), and
+the heartbeats of workers stopped that long ago."""
 
 from __future__ import annotations
 
