@@ -73,9 +73,12 @@ class Wakeup:
                 waiters.remove(event)
 
     def start(self) -> None:
+        # Each start watches until the next stop: a worker started again after
+        # stop() is woken as the first time, not left to its poll interval.
+        self._stop = threading.Event()
         watch = sql.dialect().watch
         self._thread = threading.Thread(
-            target=self._guard(watch), name="queue-wakeup", daemon=True
+            target=self._guard(watch, self._stop), name="queue-wakeup", daemon=True
         )
         self._thread.start()
 
@@ -86,12 +89,12 @@ class Wakeup:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
-    def _guard(self, watch):
+    def _guard(self, watch, stop: threading.Event):
         def run() -> None:
-            while not self._stop.is_set():
+            while not stop.is_set():
                 try:
                     self.watching = True
-                    watch(self._changed, self._stop)
+                    watch(self._changed, stop)
                 except Exception as exc:
                     self.watching = False
                     self.notify()  # waiting threads go back to polling
@@ -103,6 +106,6 @@ class Wakeup:
                         logger.exception(
                             "Queue wake-up watcher failed; retrying in 1 s"
                         )
-                    self._stop.wait(1.0)
+                    stop.wait(1.0)
 
         return run

@@ -229,6 +229,8 @@ class ExtractionWorker:
         self._stop.clear()
         self._abort.clear()
         self._stopped.clear()
+        for state in self._states:  # started again after stop(): no longer stopped
+            state.status = WorkerHeartbeat.State.IDLE
         self._started_at = time.monotonic()
         self.runner.start()
         self._join()
@@ -543,15 +545,19 @@ class ExtractionWorker:
             claimed_for = state.reserved
             self._claimed_for.wait_for(lambda: not state.reserved)
             item, state.handed = state.handed, None
-            if claimed_for or item is not None:
-                return None if item is None else self._begin(state, item)
-            if state in self._idle:
-                self._idle.remove(state)
-            # Not for a thread yet to reconcile: that would release the claim.
-            others = [other for other in self._idle if not other.reconcile]
-            self._idle = [other for other in self._idle if other.reconcile]
-            for other in others:
-                other.reserved = True
+            handed = claimed_for or item is not None
+            if not handed:
+                if state in self._idle:
+                    self._idle.remove(state)
+                # Not for a thread yet to reconcile: that would release the claim.
+                others = [other for other in self._idle if not other.reconcile]
+                self._idle = [other for other in self._idle if other.reconcile]
+                for other in others:
+                    other.reserved = True
+        if handed:
+            # Begun outside the lock: a job run in this thread (a task) would hold
+            # it while it ran, and every other thread's claim would wait for it.
+            return None if item is None else self._begin(state, item)
         state.looked_at = self._wakeup.generation
         if not others:
             return self._start_next(state)
@@ -614,8 +620,14 @@ class ExtractionWorker:
     def _begin(self, state: _ThreadState, item: QueueItem) -> Flight:
         """Start (or, for a kind that runs in the thread, run) a claimed job."""
         state.status, state.current_job = WorkerHeartbeat.State.BUSY, item.pk
+        kind = operations.get(item.operation)
+        # A kind that runs in the thread (a task) has run by the time ``begin``
+        # returns: its start is said first. A child's, once the child has it.
+        in_thread = kind is not None and kind.run is not None
         state.beginning = True
         try:
+            if in_thread:
+                self._started(state, item)
             flight = self.runner.begin(item)
         except BaseException:
             state.reconcile = True  # the job did not start: the reconcile releases it
@@ -623,9 +635,13 @@ class ExtractionWorker:
         finally:
             state.beginning = False
         state.held[item.pk] = flight
+        if not in_thread:
+            self._started(state, item)
+        return flight
+
+    def _started(self, state: _ThreadState, item: QueueItem) -> None:
         log_started(item, state.worker_id)
         self._emit("job_started", item, state.worker_id)
-        return flight
 
     def _prefetch(self, state: _ThreadState, flight: Flight) -> Flight | None:
         """The next job, started now; only behind a real extraction and while running."""
@@ -881,14 +897,20 @@ class ExtractionWorker:
     def _next_look(self, seen: int) -> bool:
         """Wait for the next heartbeat, or for a commit that may have flipped the
         operators' pause switch (the wake-up signal; read at most once per poll
-        interval); without the signal, one poll interval. True once stopping."""
-        if not self._wakeup.watching:
-            return self._stop.wait(min(self.heartbeat_interval, self.poll_interval))
-        due = self._last_beat + self.heartbeat_interval - time.monotonic()
-        self._wakeup.wait(seen, max(due, 0.0))
-        return self._stop.wait(
-            max(self._last_look + self.poll_interval - time.monotonic(), 0.0)
-        )
+        interval, and at each beat); without the signal, one poll interval or
+        until the beat is due. True once stopping."""
+        beat_at = self._last_beat + self.heartbeat_interval
+        if beat_at <= self._last_look:
+            # The last look was due to beat, and the beat did not land: try again
+            # as often as a look, not in a loop.
+            beat_at = self._last_look + min(self.heartbeat_interval, self.poll_interval)
+        # A beat never waits for the next look: with a poll interval longer than
+        # the heartbeat's it would come late, and at the stale threshold other
+        # workers would take this one for dead.
+        look_at = min(self._last_look + self.poll_interval, beat_at)
+        if self._wakeup.watching:
+            self._wakeup.wait(seen, max(beat_at - time.monotonic(), 0.0))
+        return self._stop.wait(max(look_at - time.monotonic(), 0.0))
 
     def _held_jobs(self) -> list[Flight]:
         return [flight for s in self._states for flight in list(s.held.values())]
