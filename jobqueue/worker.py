@@ -923,12 +923,21 @@ class ExtractionWorker:
         self.queue.cleanup_stale_jobs(self.stale_job_minutes, **budget)
 
     def _housekeeping(self) -> None:
-        """Delete what outlived ``QUEUE_KEEP_FINISHED_DAYS``, then let the database
+        """Delete what outlived ``QUEUE_KEEP_FINISHED_DAYS`` (finished items, the
+        heartbeats of stopped workers), then let the database
         reclaim what finished jobs left, so claims stay as fast as on day one."""
         self._last_housekeeping = time.monotonic()
-        cleared = self.queue.clear_expired(settings.QUEUE_KEEP_FINISHED_DAYS)
+        keep_days = settings.QUEUE_KEEP_FINISHED_DAYS
+        cleared = self.queue.clear_expired(keep_days)
         if cleared:
             logger.info("Housekeeping: deleted %d expired queue items", cleared)
+        # Each cron tick and restart leaves a stopped worker's rows behind.
+        if keep_days > 0:
+            gone = self.queue.stopped_workers_older_than(keep_days).delete()[0]
+            if gone:
+                logger.info(
+                    "Housekeeping: deleted %d stopped workers' heartbeats", gone
+                )
         if self.queue.tidy():
             logger.info("Housekeeping: vacuumed the queue table")
 

@@ -10,7 +10,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from jobqueue.models import Operation, QueueItem, Status
+from jobqueue.models import Operation, QueueItem, Status, WorkerHeartbeat
 from jobqueue.services import QueueManager
 from jobqueue.sql import postgresql
 from tests.conftest import wait_for
@@ -48,9 +48,18 @@ def test_a_worker_clears_expired_items_as_it_starts(settings, run_worker):
     settings.QUEUE_KEEP_FINISHED_DAYS = 7
     expired = task_item(Status.COMPLETED, 8)
     kept = task_item(Status.COMPLETED, 6)
+    # Each cron tick leaves a stopped worker's heartbeat: they go too.
+    for worker, days in (("cron:old", 8), ("cron:recent", 6)):
+        WorkerHeartbeat.objects.create(
+            worker_id=worker,
+            status=WorkerHeartbeat.State.STOPPED,
+            last_heartbeat=timezone.now() - timedelta(days=days),
+        )
     run_worker()
     wait_for(lambda: not QueueItem.objects.filter(pk=expired).exists(), 30)
     assert QueueItem.objects.filter(pk=kept).exists()
+    wait_for(lambda: not WorkerHeartbeat.objects.filter(worker_id="cron:old"), 30)
+    assert WorkerHeartbeat.objects.filter(worker_id="cron:recent").exists()
 
 
 def dead_rows() -> int:
