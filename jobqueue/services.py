@@ -72,7 +72,10 @@ class QueueManager:
     def enqueue_batch(
         self, attachment_ids: Iterable[int], priority: int = 0
     ) -> list[int]:
-        """Queue many documents in one transaction; returns the ids of new jobs."""
+        """Queue many documents in one transaction; returns the ids of new jobs. A
+        document already waiting or running is skipped, its job's priority raised
+        to ``priority`` if lower, as ``enqueue`` does; ValueError, and nothing
+        queued, if one does not exist."""
         ids = list(dict.fromkeys(attachment_ids))
         # The database's clock, as for one job: the oldest-first order, the age of
         # the oldest pending job and the clearing of old ones compare it.
@@ -88,18 +91,40 @@ class QueueManager:
             if f.column not in ("id", "document_id")
         }
         dialect = sql.dialect()
-        with transaction.atomic(), connection.cursor() as cursor:
-            # One statement for the whole batch; a document that already has an
-            # active item is skipped by the database (its partial unique
-            # constraint), so a concurrent enqueue cannot make a duplicate.
-            new = dict(dialect.insert_for_subjects(cursor, fields, ids))
-            dialect.mirror(
-                cursor,
-                [(self.operation, doc_id) for doc_id in new],
-                Status.PENDING,
-                {"error_type": "", "error_message": ""},
-            )
-            notify_workers()
+        try:
+            with transaction.atomic(), connection.cursor() as cursor:
+                # One statement for the whole batch; a document that already has an
+                # active item is skipped by the database (its partial unique
+                # constraint), so a concurrent enqueue cannot make a duplicate.
+                new = dict(dialect.insert_for_subjects(cursor, fields, ids))
+                dialect.mirror(
+                    cursor,
+                    [(self.operation, doc_id) for doc_id in new],
+                    Status.PENDING,
+                    {"error_type": "", "error_message": ""},
+                )
+                skipped = [doc_id for doc_id in ids if doc_id not in new]
+                for start in range(0, len(skipped), BULK_BATCH):
+                    QueueItem.objects.active().doing_work_of(self.operation).filter(
+                        document_id__in=skipped[start : start + BULK_BATCH],
+                        priority__lt=priority,
+                    ).update(priority=priority)
+                notify_workers()
+        except IntegrityError:
+            found = {
+                pk
+                for start in range(0, len(ids), BULK_BATCH)
+                for pk in _subjects()
+                .filter(pk__in=ids[start : start + BULK_BATCH])
+                .values_list("pk", flat=True)
+            }
+            missing = [doc_id for doc_id in ids if doc_id not in found]
+            if not missing:
+                raise
+            raise ValueError(
+                f"There is no document {', '.join(map(str, missing[:10]))}"
+                f"{' …' if len(missing) > 10 else ''}: nothing was queued."
+            ) from None
         return [new[doc_id] for doc_id in ids if doc_id in new]
 
     def _enqueue(
@@ -139,8 +164,7 @@ class QueueManager:
                 # document), or that item has just finished: a second try tells.
                 if existing.exists():
                     break
-                subjects = QueueItem._meta.get_field("document").related_model
-                if not subjects.objects.filter(pk=document_id).exists():
+                if not _subjects().filter(pk=document_id).exists():
                     raise ValueError(f"There is no document {document_id}.") from None
                 if attempt:
                     raise
@@ -789,6 +813,11 @@ class DocumentQueueService:
 
     def get_queue_stats(self) -> dict[str, Any]:
         return self.queue.get_queue_stats()
+
+
+def _subjects() -> Any:
+    """The items' subjects (the documents), known to the queue only by its key."""
+    return QueueItem._meta.get_field("document").related_model.objects
 
 
 def _tell_failure(item: QueueItem, message: str) -> None:

@@ -266,7 +266,7 @@ def test_enqueue_batch_returns_new_ids_in_input_order_and_skips_active(
     ]
     assert {queue.get_job(i).priority for i in ids} == {5}
     assert QueueItem.objects.count() == 5
-    assert queue.get_job(active_id).priority == 0
+    assert queue.get_job(active_id).priority == 5  # raised, as enqueue raises it
     assert set(Document.objects.values_list("status", flat=True)) == {Status.PENDING}
 
 
@@ -1423,3 +1423,12 @@ def test_clear_finished_reads_a_batch_at_a_time(user, queue):
     assert all('"extraction_queue"."id"' in s.split("FROM")[0] for s in selects)
     assert QueueItem.objects.count() == 0
     assert ExtractionMetric.objects.filter(job=None).count() == 25
+
+
+@pytest.mark.django_db(transaction=True)  # the foreign key is checked at commit
+def test_enqueue_batch_naming_no_document_queues_nothing_and_says_so(
+    make_document, queue
+):
+    with pytest.raises(ValueError, match="There is no document 999999: nothing"):
+        queue.enqueue_batch([make_document().pk, 999_999])
+    assert not QueueItem.objects.exists()
