@@ -11,8 +11,10 @@ import shutil
 import tempfile
 import time
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
-from django.db.models.fields.files import FieldFile
+if TYPE_CHECKING:  # no Django at run time: the children remove their copies too
+    from django.db.models.fields.files import FieldFile
 
 COPIES = Path(tempfile.gettempdir()) / "docqueue-copies"
 # Each copy is removed by its reader; one a killed reader left, this long after.

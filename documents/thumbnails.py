@@ -7,15 +7,14 @@ its extracted text on a page-shaped card."""
 
 from __future__ import annotations
 
-import contextlib
 import io
-import os
 import textwrap
 import warnings
 
 from PIL import Image, ImageDraw, ImageFont, ImageOps, UnidentifiedImageError
 
 from documents.extractors.image import cut_short, cut_short_allowed
+from documents.local_files import remove_copy
 from documents.page_render import render
 from jobqueue.child import JobFailed
 
@@ -40,8 +39,7 @@ def thumbnail_in_child(
             picture = text_card(title, text)
     finally:
         if copy:
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(path)
+            remove_copy(path)
     picture.thumbnail((WIDTH, HEIGHT))
     buffer = io.BytesIO()
     picture.save(buffer, format="PNG", optimize=True)

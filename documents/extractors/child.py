@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
 import importlib
-import os
 from collections.abc import Callable
 from typing import Any
 
 from documents.extractors.base import classify, hide_paths
+from documents.local_files import remove_copy
 from jobqueue.child import JobFailed
 
 
@@ -39,5 +38,4 @@ def extract_in_child(
         raise JobFailed(error_type, message[:2000]) from None
     finally:
         if copy:
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(path)
+            remove_copy(path)
