@@ -42,6 +42,14 @@ def write(tmp_path: Path, content: bytes | EmailMessage) -> Path:
     return path
 
 
+def attach_invitation(msg: EmailMessage, mime: str) -> None:
+    """The invitation as the file invite.ics, of type ``mime``."""
+    maintype, subtype = mime.split("/")
+    msg.add_attachment(
+        CALENDAR.encode(), maintype=maintype, subtype=subtype, filename="invite.ics"
+    )
+
+
 def test_an_invitation_sent_as_an_alternative_is_read(tmp_path: Path) -> None:
     # Outlook: the calendar is a third alternative to the plain text and HTML;
     # only the plain text was read.
@@ -70,10 +78,7 @@ def test_an_invitation_also_attached_as_a_file_is_read_once(
     msg = message()
     alternatives(msg, "You have been invited.", "<p>You have been invited.</p>")
     msg.add_alternative(CALENDAR, subtype="calendar", params={"method": "REQUEST"})
-    maintype, subtype = mime.split("/")
-    msg.add_attachment(
-        CALENDAR.encode(), maintype=maintype, subtype=subtype, filename="invite.ics"
-    )
+    attach_invitation(msg, mime)
     text = extract(write(tmp_path, msg)).text
     assert text.splitlines()[3:] == [
         "You have been invited.",
@@ -90,10 +95,7 @@ def test_an_invitation_attached_as_a_file_alone_is_read(
 ) -> None:
     msg = message()
     msg.set_content("See the invitation.")
-    maintype, subtype = mime.split("/")
-    msg.add_attachment(
-        CALENDAR.encode(), maintype=maintype, subtype=subtype, filename="invite.ics"
-    )
+    attach_invitation(msg, mime)
     text = extract(write(tmp_path, msg)).text
     assert text.splitlines()[3:] == [
         "See the invitation.",
