@@ -57,6 +57,7 @@ _IMAGEDATA = "{urn:schemas-microsoft-com:vml}imagedata"
 _FALLBACK = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
 # Text moved with tracked changes on stays at its old place, struck out.
 _MOVED_AWAY = f"{_W}moveFrom"
+_DELETED = f"{_W}del"
 _RPR, _VAL = f"{_W}rPr", f"{_W}val"
 _HIDING = (f"{_W}vanish", f"{_W}specVanish")  # Font > Hidden
 _OFF = frozenset({"0", "false", "off"})
@@ -71,7 +72,7 @@ _RUBY_TEXT = f"{_W}rt"
 # A paragraph mark deleted (or moved away) with tracked changes on: the paragraph
 # runs on into the next one, as Word shows it once the changes are accepted.
 _MARK = f"{_W}pPr/{_RPR}"
-_MARK_REMOVED = (f"{_W}del", _MOVED_AWAY)
+_MARK_REMOVED = (_DELETED, _MOVED_AWAY)
 _BLOCK_ENDS = (f"{_W}tbl", f"{_W}sdt", f"{_W}sectPr", _ALT_CHUNK)
 _MAX_CHUNK_DEPTH = 4  # Word documents embedded in embedded Word documents
 
@@ -210,8 +211,10 @@ def _paragraphs(
     many Word chunks this one lies in."""
     # Text read elsewhere: mc:Fallback repeats the mc:Choice content (e.g. text
     # boxes) for old readers, w:moveFrom is moved text at its old place. Ruby
-    # text is a reading shown above its base, which is the text.
-    for repeated in list(root.iter(_FALLBACK, _MOVED_AWAY, _RUBY_TEXT)):
+    # text is a reading shown above its base, which is the text. Deleted runs
+    # go too: their text is w:delText, but a deleted equation's is m:t, and
+    # some writers put w:t there.
+    for repeated in list(root.iter(_FALLBACK, _MOVED_AWAY, _DELETED, _RUBY_TEXT)):
         if repeated.getparent().tag != _RPR:  # not a paragraph mark's, read below
             repeated.getparent().remove(repeated)
     counters: dict[str, dict[int, int]] = {}  # each part numbers its own lists

@@ -196,7 +196,8 @@ XLSX = Format(
     key="xlsx",
     label="Excel (XLSX)",
     mime_type=f"{_OOXML}.spreadsheetml.sheet",
-    extensions=(".xlsx", ".xlsm"),
+    # Macro-enabled workbooks and templates hold the same sheets (macros never run).
+    extensions=(".xlsx", ".xlsm", ".xltx", ".xltm"),
     extractor="xlsx:extract_xlsx",
     requires="openpyxl",
     zip_member="xl/workbook.xml",

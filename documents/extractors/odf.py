@@ -1,8 +1,8 @@
 """OpenDocument extraction from content.xml: a text's (ODT) headings and paragraphs in
 order, then its notes, headers and footers; a spreadsheet's (ODS) shown sheets, row
-by row; a presentation's (ODP) slides, each with its speaker notes; the labels of
-charts and the formulas embedded in a text, on a slide or on a sheet, as DOCX's and
-PPTX's are read.
+by row; a presentation's (ODP) shown slides, each with its speaker notes; the labels
+of charts and the formulas embedded in a text, on a slide or on a sheet, as DOCX's
+and PPTX's are read.
 
 The text is walked here, in content.xml as lxml parses it: odfdo's text of a
 paragraph carries its opinions (links as Markdown, comments with their author and
@@ -34,6 +34,7 @@ from .base import (
 from .detect import MEMBER_ERRORS
 from .drawing import MAX_LABELS, capped
 from .marks import BULLET, letters, roman
+from .pptx import ALL_SLIDES_HIDDEN
 from .xlsx import MAX_EMPTY_CELLS
 
 _TEXT = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
@@ -108,11 +109,12 @@ _VALUES = tuple(
 )
 # Presentations: slides are draw:page elements, each with its speaker notes.
 _PRESENTATION = f"{_OFFICE}presentation"
-_PAGE = f"{_DRAW}page"
-_SPEAKER_NOTES = "{urn:oasis:names:tc:opendocument:xmlns:presentation:1.0}notes"
+_PAGE, _PAGE_STYLE = f"{_DRAW}page", f"{_DRAW}style-name"
+_PRESENTATION_NS = "{urn:oasis:names:tc:opendocument:xmlns:presentation:1.0}"
+_SPEAKER_NOTES = f"{_PRESENTATION_NS}notes"
 # A layout's placeholders on a slide or notes page: what they show comes from the
 # master or a field ("<number>"), not from the slide.
-_PLACEHOLDER_CLASS = "{urn:oasis:names:tc:opendocument:xmlns:presentation:1.0}class"
+_PLACEHOLDER_CLASS = f"{_PRESENTATION_NS}class"
 _PLACEHOLDERS = {"page-number", "date-time", "header", "footer"}
 # Comments on a slide, as LibreOffice writes them (office:annotation in ODF 1.4).
 _SLIDE_COMMENT = "{http://openoffice.org/2009/office}annotation"
@@ -219,9 +221,10 @@ def _read(
     text = TextBuilder(options.max_chars)
     document = _document(body)
     page_count = None
+    note = ""
     if document is not None and document.tag == _SPREADSHEET:
         extractor = "ods"
-        hidden_sheets = _hidden_sheets(common, automatic)
+        hidden_sheets = _hiding_styles("table", common, automatic)
         text.extend(
             _sheets(document, body_hidden, hidden_sheets, options.max_chars, objects)
         )
@@ -229,7 +232,12 @@ def _read(
         extractor = "odp"
         slides = list(document.iterchildren(_PAGE))
         page_count = len(slides) or None
-        text.extend(_slides(slides, body_hidden, options.max_chars, objects))
+        hidden_slides = _hiding_styles("drawing-page", common, automatic)
+        # Hidden slides are not read, as PPTX's (see pptx.py).
+        shown = [s for s in slides if s.get(_PAGE_STYLE) not in hidden_slides]
+        if slides and not shown:
+            note = ALL_SLIDES_HIDDEN
+        text.extend(_slides(shown, body_hidden, options.max_chars, objects))
     else:
         extractor = "odt"
         # Headers and footers after the body and notes, as DOCX's.
@@ -248,7 +256,7 @@ def _read(
         page_count=page_count,
         confidence=1.0 if body_text.strip() else 0.0,
         extractor=extractor,
-        note=text.note,
+        note=note or text.note,
     )
     if extractor != "odt":
         return result
@@ -656,18 +664,31 @@ def _formatted(style: _ListLevel | None, value: int) -> str:
 # --- Spreadsheets (ODS) ----------------------------------------------------------------
 
 
-def _hidden_sheets(*parts: Any) -> frozenset[str]:
-    """The names of the table styles that hide a sheet (Sheet › Hide Sheet)."""
+# What hides a sheet or a slide: its style's properties, an attribute, its value.
+_HIDING = {
+    "table": (f"{_STYLE}table-properties", f"{_TABLE}display", "false"),
+    "drawing-page": (
+        f"{_STYLE}drawing-page-properties",
+        f"{_PRESENTATION_NS}visibility",
+        "hidden",
+    ),
+}
+
+
+def _hiding_styles(family: str, *parts: Any) -> frozenset[str]:
+    """The names of the styles of a `family` that hide what takes them: a sheet
+    ("table": Sheet › Hide Sheet) or a slide ("drawing-page": Slide › Hide Slide)."""
+    properties, attribute, value = _HIDING[family]
     hidden = set()
     for part in parts:
         if part is None:
             continue
         for style in part.iter(f"{_STYLE}style"):
-            props = style.find(f"{_STYLE}table-properties")
+            props = style.find(properties)
             if (
-                style.get(f"{_STYLE}family") == "table"
+                style.get(f"{_STYLE}family") == family
                 and props is not None
-                and props.get(f"{_TABLE}display") == "false"
+                and props.get(attribute) == value
             ):
                 hidden.add(style.get(f"{_STYLE}name", ""))
     return frozenset(hidden)

@@ -1,6 +1,10 @@
 """PowerPoint extraction with python-pptx: slide text, tables, SmartArt, chart labels
 and notes of presentations, shows and templates (.pptx, .pptm, .ppsx, .ppsm, .potx,
-.potm)."""
+.potm).
+
+Hidden slides (Hide Slide) are not read, as hidden sheets and hidden text are not
+anywhere: what the author took out of the document as it is shown is not its text.
+"""
 
 from __future__ import annotations
 
@@ -29,6 +33,10 @@ _MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
 _BLIP = "{http://schemas.openxmlformats.org/drawingml/2006/main}blip"
 _EMBED = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}embed"
 _SHAPE_TREES = (f"{_P}spTree", f"{_P}grpSp")
+# A slide's show="0": hidden, left out when the deck is presented.
+_HIDDEN_SLIDE = ("0", "false")
+# Else a deck whose slides are all hidden would pass for a blank one.
+ALL_SLIDES_HIDDEN = "No text: every slide is hidden, and hidden slides are not read."
 # python-pptx gives a line break (a:br, Shift+Enter) as a vertical tab.
 _VERTICAL_TAB = "\v"
 # Shapes whose tops are this close (in EMU: a quarter of an inch) are on one row,
@@ -58,6 +66,7 @@ def extract_pptx(
     try:
         text.extend(_lines(presentation))
         slides = len(presentation.slides)
+        all_hidden = slides > 0 and next(_shown_slides(presentation), None) is None
     except (KeyError, ValueError, AttributeError, SyntaxError) as exc:
         raise _unreadable(path, exc, "its slides cannot be read") from exc
     body = text.text.strip("\n")
@@ -66,7 +75,7 @@ def extract_pptx(
         page_count=slides or None,
         confidence=1.0 if body.strip() else 0.0,
         extractor="pptx",
-        note=text.note,
+        note=ALL_SLIDES_HIDDEN if all_hidden else text.note,
     )
     # Imported here: Pillow and Tesseract are for decks that need them.
     from .image import with_pictures
@@ -119,8 +128,15 @@ def _declares_dtd(path: str | os.PathLike[str]) -> bool:
         return False  # the ZIP's own damage: the library's reason stands
 
 
-def _lines(presentation: Any) -> Iterator[str]:
+def _shown_slides(presentation: Any) -> Iterator[tuple[int, Any]]:
+    """The slides that are not hidden, with their numbers in the deck."""
     for number, slide in enumerate(presentation.slides, 1):
+        if slide.element.get("show") not in _HIDDEN_SLIDE:
+            yield number, slide
+
+
+def _lines(presentation: Any) -> Iterator[str]:
+    for number, slide in _shown_slides(presentation):
         yield from _shapes_lines(_slide_shapes(slide, number))
         yield from _chart_lines(slide)
         notes = _notes(slide, number)
@@ -142,11 +158,11 @@ def _slide_shapes(slide: Any, number: int) -> list[Any]:
 
 
 def _pictures(presentation: Any) -> Iterator[Callable[[], bytes]]:
-    """The slides' pictures in slide order, each once (pictures, picture fills and
+    """The shown slides' pictures in slide order, each once (pictures, picture fills and
     the slide's own background); not those of masters and layouts, which are logos
     more than pages, nor an mc:Fallback's copy of its mc:Choice."""
     seen = set()
-    for slide in presentation.slides:
+    for _, slide in _shown_slides(presentation):
         for blip in slide.element.iter(_BLIP):
             if next(blip.iterancestors(f"{_MC}Fallback"), None) is not None:
                 continue
