@@ -53,8 +53,7 @@ class UploadForm(forms.Form):
         self.accepted: list[CheckedUpload] = []
         self.rejected: list[tuple[str, str]] = []
         for upload in files:
-            # Browsers send a name's " as %22 (the HTML standard's form encoding).
-            upload.name = upload.name.replace("%22", '"')
+            # A name's %22 is already a quote (documents.uploads.NamelessFileParser).
             try:
                 self.accepted.append(check_upload(upload))
             except ValidationError as error:

@@ -75,10 +75,15 @@ def _usable_name(name: str) -> str:
 class NamelessFileParser(MultiPartParser):
     """Django's multipart parser, except that it keeps a file whose name has nothing
     usable left ("/", "..", control characters only) instead of dropping it: its
-    sender did send a file, and "No file was submitted" would say otherwise."""
+    sender did send a file, and "No file was submitted" would say otherwise.
+
+    A name's ``%22`` is read as the ``"`` it stands for: browsers and curl send a
+    quote so (the HTML standard's multipart form encoding), on the form and the API
+    alike."""
 
     def sanitize_file_name(self, file_name: str) -> str:
-        return super().sanitize_file_name(file_name) or NAMELESS
+        name = super().sanitize_file_name(file_name)
+        return name.replace("%22", '"') if name else NAMELESS
 
 
 class NamelessFileHandler(FileUploadHandler):

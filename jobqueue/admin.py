@@ -94,6 +94,17 @@ def pretty_json(value: Any) -> SafeString:
     return bounded_pre(json.dumps(value, indent=2, ensure_ascii=False))
 
 
+def timestamp_column(field: str, description: str) -> Callable[[Any, Any], str]:
+    """A read-only admin field showing a model's time ``field`` to the second."""
+
+    @admin.display(description=description)
+    def column(model_admin: Any, obj: Any) -> str:
+        return timestamp(getattr(obj, field))
+
+    column.__name__ = f"{field.removesuffix('_at')}_column"
+    return column
+
+
 class RetryDueFilter(admin.SimpleListFilter):
     """Retry-pending items whose next attempt is due now, or later."""
 
@@ -322,21 +333,10 @@ class QueueItemAdmin(BoundedDeleteMixin, admin.ModelAdmin):
 
     # The item page's times, to the second: started and finished in the same
     # minute read the same in Django's format.
-    @admin.display(description="Created at")
-    def created_column(self, obj: QueueItem) -> str:
-        return timestamp(obj.created_at)
-
-    @admin.display(description="Started at")
-    def started_column(self, obj: QueueItem) -> str:
-        return timestamp(obj.started_at)
-
-    @admin.display(description="Finished at")
-    def finished_column(self, obj: QueueItem) -> str:
-        return timestamp(obj.finished_at)
-
-    @admin.display(description="Updated at")
-    def updated_column(self, obj: QueueItem) -> str:
-        return timestamp(obj.updated_at)
+    created_column = timestamp_column("created_at", "Created at")
+    started_column = timestamp_column("started_at", "Started at")
+    finished_column = timestamp_column("finished_at", "Finished at")
+    updated_column = timestamp_column("updated_at", "Updated at")
 
     @admin.display(description="Error message")
     def error_column(self, obj: QueueItem) -> SafeString | str:

@@ -13,7 +13,7 @@ from django.utils.safestring import SafeString
 from django.utils.translation import ngettext
 
 from jobqueue import dashboard
-from jobqueue.admin_lists import EstimatedCountPaginator
+from jobqueue.admin_lists import BoundedDeleteMixin, EstimatedCountPaginator
 from jobqueue.dashboard import (
     badge,
     document_link,
@@ -60,7 +60,7 @@ class WorkerStateFilter(admin.SimpleListFilter):
 
 
 @admin.register(WorkerHeartbeat)
-class WorkerHeartbeatAdmin(OperatorsMayView, admin.ModelAdmin):
+class WorkerHeartbeatAdmin(BoundedDeleteMixin, OperatorsMayView, admin.ModelAdmin):
     """Worker threads and their last sign of life."""
 
     list_display = (
@@ -91,7 +91,7 @@ class WorkerHeartbeatAdmin(OperatorsMayView, admin.ModelAdmin):
         "last_heartbeat",
         "uptime_column",
     )
-    actions = ("rescue_stale_jobs",)
+    actions = ("rescue_stale_jobs", "delete_selected")
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         # Whether the job the worker last reported is still its own: a dead
@@ -124,6 +124,21 @@ class WorkerHeartbeatAdmin(OperatorsMayView, admin.ModelAdmin):
         if obj is not None and getattr(obj, "liveness", None) == "alive":
             return False
         return super().has_delete_permission(request, obj)
+
+    def deletable(self, request: HttpRequest, selected: QuerySet) -> QuerySet | None:
+        """Stopped and stale workers' rows; live ones are skipped, and said so
+        (Django's page refused the whole selection, as if permission lacked)."""
+        alive = selected.filter(liveness="alive").count()
+        if alive:
+            skip = ngettext(
+                "Skipped %(count)d live worker's heartbeat: without it the worker "
+                "would look dead, and its jobs would run twice.",
+                "Skipped %(count)d live workers' heartbeats: without them the workers "
+                "would look dead, and their jobs would run twice.",
+                alive,
+            )
+            self.message_user(request, skip % {"count": alive}, messages.WARNING)
+        return selected.exclude(liveness="alive")
 
     def has_rescue_permission(self, request: HttpRequest) -> bool:
         """Rescuing changes queue items: an operator's action."""

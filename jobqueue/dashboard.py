@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from django import forms
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count
+from django.db.models import Count, QuerySet
 from django.http import (
     HttpRequest,
     HttpResponse,
@@ -326,6 +326,15 @@ def clear_counts(days: int, statuses: list[str]) -> tuple[int, dict[str, int]]:
     return total, per_state
 
 
+def stopped_heartbeats(days: int, statuses: list[str]) -> QuerySet | None:
+    """The heartbeats of workers stopped more than ``days`` ago, which a clearing of
+    every finished state deletes too (as ``clear_queue`` and the workers'
+    housekeeping do); None when the states are narrowed, which keeps them."""
+    if set(statuses) != set(FINISHED_STATUSES):
+        return None
+    return QueueManager().stopped_workers_older_than(days)
+
+
 def clear_old_view(model_admin: ModelAdmin, request: HttpRequest) -> HttpResponse:
     """Step 1 shows what would go; step 2 (``confirm``) deletes and shows the counts.
     Each step reads the table's size once (the form's count, the confirmation's
@@ -338,38 +347,54 @@ def clear_old_view(model_admin: ModelAdmin, request: HttpRequest) -> HttpRespons
     if form.is_valid():
         days, statuses = form.cleaned_data["days"], form.cleaned_data["statuses"]
         queue = QueueManager()
+        stopped = stopped_heartbeats(days, statuses)
         if "confirm" not in request.POST:
             total, per_state = clear_counts(days, statuses)
             context.update(
                 step="confirm",
                 count=sum(per_state.values()),
                 per_state=[(Status(s).label, n) for s, n in sorted(per_state.items())],
+                heartbeats=stopped.count() if stopped is not None else None,
             )
         else:
             deleted = queue.clear_finished(days, statuses)
+            gone = stopped.delete()[0] if stopped is not None else 0
             # One count: what was there before is what is left plus what went.
             total = QueueItem.objects.count()
             logger.info(
-                "%s cleared %d finished queue items older than %d days (%s)",
+                "%s cleared %d finished queue items older than %d days (%s) and %d "
+                "stopped workers' heartbeats",
                 request.user.get_username(),
                 deleted,
                 days,
                 ",".join(statuses),
+                gone,
             )
+            age = ngettext("%d day", "%d days", days) % days
+            message = ngettext(
+                "Deleted %(count)d queue item older than %(age)s",
+                "Deleted %(count)d queue items older than %(age)s",
+                deleted,
+            ) % {"count": deleted, "age": age}
+            if gone:
+                message += ngettext(
+                    " and %(count)d stopped worker's heartbeat",
+                    " and %(count)d stopped workers' heartbeats",
+                    gone,
+                ) % {"count": gone}
             model_admin.message_user(
                 request,
-                ngettext(
-                    "Deleted %(count)d queue item older than %(age)s.",
-                    "Deleted %(count)d queue items older than %(age)s.",
-                    deleted,
-                )
-                % {"count": deleted, "age": ngettext("%d day", "%d days", days) % days},
+                message + ".",
                 # Nothing deleted (a second submit of the page, say) is no success,
                 # as with the list's actions.
-                messages.SUCCESS if deleted else messages.WARNING,
+                messages.SUCCESS if deleted or gone else messages.WARNING,
             )
             context.update(
-                step="done", deleted=deleted, before=total + deleted, after=total
+                step="done",
+                deleted=deleted,
+                heartbeats=gone,
+                before=total + deleted,
+                after=total,
             )
         context.update(
             days=days,
