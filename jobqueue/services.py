@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Iterable, Iterator
 from datetime import timedelta
 from typing import Any
@@ -518,6 +519,13 @@ class QueueManager:
             QueueItem.objects.values_list("status").annotate(n=Count("id")).order_by()
         )
         day = ExtractionMetric.objects.filter(created_at__gte=now - timedelta(hours=24))
+        # The last day's figures are of the work people asked for (documents'
+        # extractions, tasks): not of an app's own side work that follows each one
+        # (thumbnails), which would count every document twice and pull the
+        # average extraction time towards a thumbnail's.
+        side_work = [kind.name for kind in operations.kinds() if not kind.callbacks]
+        if side_work:
+            day = day.exclude(job__operation__in=side_work)
         last_day = day.aggregate(
             completed_24h=Count(
                 "id", filter=Q(outcome=ExtractionMetric.Outcome.COMPLETED)
@@ -674,6 +682,61 @@ class QueueManager:
         # A job claimed a moment ago may belong to a worker whose first beat is pending.
         orphaned = orphaned.filter(started_at__lt=DbNow(-stale_after_seconds))
         return self._rescue(orphaned, "its worker stopped responding", max_retries)
+
+    def silent_holders(
+        self, stale_after_seconds: float | None = None
+    ) -> dict[str, Any]:
+        """The workers ``rescue_stale_workers`` would take jobs from whose heartbeat
+        rows say they are running (not stopped, not gone): worker id → last beat.
+        Silent, they may be dead, or have shared an outage that has just ended."""
+        stale_after_seconds = stale_after_seconds or stale_after()
+        alive = WorkerHeartbeat.objects.in_state("alive", stale_after_seconds)
+        holders = (
+            QueueItem.objects.filter(
+                status=Status.PROCESSING,
+                started_at__lt=DbNow(-stale_after_seconds),
+            )
+            .exclude(claimed_by__in=Subquery(alive.values("worker_id")))
+            .values("claimed_by")
+        )
+        return dict(
+            WorkerHeartbeat.objects.filter(worker_id__in=Subquery(holders))
+            .exclude(status=WorkerHeartbeat.State.STOPPED)
+            .values_list("worker_id", "last_heartbeat")
+        )
+
+    def wait_for_silent_workers(
+        self,
+        stale_after_seconds: float | None = None,
+        grace: float | None = None,
+        poll: float = 0.2,
+    ) -> list[str]:
+        """Before a process that has just reached the database rescues by heartbeat
+        (a cron run, the operators' command): give each silent worker holding jobs
+        up to ``grace`` seconds to beat again. After an outage every worker shared,
+        all heartbeats are stale and the live ones beat within an interval of the
+        database's return, which is at most a third of the stale threshold (the
+        workers refuse a longer one): ``grace`` defaults to that, plus a second.
+        Returns the workers still silent (those a rescue may take jobs from)."""
+        stale_after_seconds = stale_after_seconds or stale_after()
+        if grace is None:
+            grace = stale_after_seconds / 3 + 1.0
+        silent = self.silent_holders(stale_after_seconds)
+        deadline = time.monotonic() + grace
+        while silent and time.monotonic() < deadline:
+            time.sleep(min(poll, max(deadline - time.monotonic(), 0.0)))
+            beats = dict(
+                WorkerHeartbeat.objects.filter(worker_id__in=list(silent)).values_list(
+                    "worker_id", "last_heartbeat"
+                )
+            )
+            # One that beat (or said it stopped, releasing its jobs) is alive.
+            silent = {
+                worker: last
+                for worker, last in silent.items()
+                if beats.get(worker, last) == last
+            }
+        return sorted(silent)
 
     def _rescue(self, queryset: Any, why: str, max_retries: int | None) -> int:
         """Send lost jobs back to pending; the lost attempt counts, so a job that

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import threading
 from collections.abc import Iterable
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
@@ -348,11 +349,41 @@ def _finished_on_commit(item_ids: list[int], raised: Any = None) -> None:
             # the operator, whose transaction has committed.
             try:
                 result = task_result(item, earlier_workers)
-                _send_failed(result, raised)
+                if item.status == Status.CANCELLED:
+                    _send_cancelled(result)
+                else:
+                    _send_failed(result, raised)
             except Exception:
                 logger.exception("Could not announce that task %s finished.", item.pk)
 
     transaction.on_commit(send, robust=True)
+
+
+class _CancelIsNoError(logging.Filter):
+    """django-tasks logs every failed task's end as an error, with a traceback
+    (``logger.exception``), for error monitoring. A task an operator cancelled ends
+    FAILED, as Django's statuses have no other word for it, but nothing went wrong:
+    its end is logged at INFO, without the empty traceback (``NoneType: None``), so
+    that cancelling a thousand tasks does not page anyone a thousand times."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(_announcing, "cancel", False) and record.levelno > logging.INFO:
+            record.levelno, record.levelname = logging.INFO, "INFO"
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
+# Set while the end of a cancelled task is announced (in this thread).
+_announcing = threading.local()
+_cancel_filter = _CancelIsNoError()
+
+
+def _send_cancelled(result: TaskResult) -> None:
+    _announcing.cancel = True
+    try:
+        task_finished.send(_sender(result), task_result=result)
+    finally:
+        _announcing.cancel = False
 
 
 def _send_failed(result: TaskResult, raised: Any) -> None:
@@ -371,6 +402,10 @@ def _send_failed(result: TaskResult, raised: Any) -> None:
 
 def register() -> None:
     from jobqueue.models import Operation
+
+    task_logger = logging.getLogger("django_tasks")
+    if _cancel_filter not in task_logger.filters:
+        task_logger.addFilter(_cancel_filter)
 
     operations.register(
         operations.JobKind(

@@ -57,6 +57,9 @@ class Command(BaseCommand):
                 f"for dead: use at least three heartbeat intervals ({beats:g} s)."
             )
         queue = QueueManager()
+        # Run right after a database outage, every worker's heartbeat is stale:
+        # the live ones get the time they take to beat again, and keep their jobs.
+        queue.wait_for_silent_workers(heartbeat_seconds)
         dead = queue.rescue_stale_workers(heartbeat_seconds)
         slow = queue.cleanup_stale_jobs(stale_threshold_minutes=minutes)
         jobs = ngettext("%d job", "%d jobs", dead) % dead
