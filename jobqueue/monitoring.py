@@ -13,6 +13,7 @@ from django.db.models import Avg, Count, F, Q
 from django.db.models.functions import TruncHour, TruncMinute
 from django.utils.module_loading import import_string
 
+from jobqueue import operations
 from jobqueue.models import (
     ErrorType,
     ExtractionMetric,
@@ -111,7 +112,9 @@ def overview(now: datetime) -> dict[str, Any]:
         "last_hour_ms": ExtractionMetric.objects.filter(
             created_at__gte=now - timedelta(hours=1),
             outcome=ExtractionMetric.Outcome.COMPLETED,
-        ).aggregate(ms=Avg("extraction_time_ms"))["ms"],
+        )
+        .exclude(job__operation__in=operations.side_work())
+        .aggregate(ms=Avg("extraction_time_ms"))["ms"],
         "failure_types": failures_by_type(now - timedelta(hours=24)),
         "live_workers": list(
             WorkerHeartbeat.objects.select_related("current_job")

@@ -106,6 +106,12 @@ def mirrors() -> tuple[tuple[str, tuple[str, ...]], ...]:
     )
 
 
+def side_work() -> list[str]:
+    """The kinds of an app's own side work (``callbacks=False``: thumbnails), left
+    out of the figures of the work people asked for."""
+    return [kind.name for kind in kinds() if not kind.callbacks]
+
+
 def status_changed(
     rows: Iterable[tuple[str, int | None]], status: str, **fields: str
 ) -> None:

@@ -523,9 +523,7 @@ class QueueManager:
         # extractions, tasks): not of an app's own side work that follows each one
         # (thumbnails), which would count every document twice and pull the
         # average extraction time towards a thumbnail's.
-        side_work = [kind.name for kind in operations.kinds() if not kind.callbacks]
-        if side_work:
-            day = day.exclude(job__operation__in=side_work)
+        day = day.exclude(job__operation__in=operations.side_work())
         last_day = day.aggregate(
             completed_24h=Count(
                 "id", filter=Q(outcome=ExtractionMetric.Outcome.COMPLETED)

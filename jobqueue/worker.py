@@ -198,6 +198,10 @@ class ExtractionWorker:
         self._callbacks: dict[str, list[Callable]] = defaultdict(list)
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
+        # The heartbeat thread's own stop: set once the work threads have ended, so
+        # that jobs finishing under a graceful stop stay covered (else, near the
+        # stale threshold, another worker would rescue them and run them again).
+        self._stop_beating = threading.Event()
         self._abort = threading.Event()  # the stop timeout passed: give up on the DB
         self._paused = threading.Event()
         self._db_paused = False
@@ -227,6 +231,7 @@ class ExtractionWorker:
         if self.is_running():
             return
         self._stop.clear()
+        self._stop_beating.clear()
         self._abort.clear()
         self._stopped.clear()
         for state in self._states:  # started again after stop(): no longer stopped
@@ -241,6 +246,7 @@ class ExtractionWorker:
         # stop would hold up the end of the run); what a killed run (or a dead
         # worker) left is rescued first: with no pool running, nobody else would.
         elif not self.is_paused():
+            self._wait_for_silent_workers()
             self._rescue()
         self._threads = [
             threading.Thread(
@@ -263,9 +269,10 @@ class ExtractionWorker:
         self._stop.set()
         self._wakeup.notify()
         deadline = time.monotonic() + timeout
-        for thread in self._threads:
+        working = [t for t in self._threads if t.name != "heartbeat"]
+        for thread in working:
             thread.join(max(0.0, deadline - time.monotonic()))
-        clean = not any(t.is_alive() for t in self._threads)
+        clean = not any(t.is_alive() for t in working)
         if not clean:
             # Cancelling a future kills its child; the thread then releases its job.
             self._abort.set()
@@ -273,8 +280,12 @@ class ExtractionWorker:
                 for flight in list(state.held.values()):
                     if flight.future is not None:
                         flight.future.cancel()
-            for thread in self._threads:
+            for thread in working:
                 thread.join(5)
+        self._stop_beating.set()
+        self._wakeup.notify()
+        for thread in self._threads:
+            thread.join(5)
         with self._finish_lock:
             if not self._stopped.is_set():
                 self._finish(clean)
@@ -856,8 +867,8 @@ class ExtractionWorker:
                     previous = self._last_beat
                     beaten = self._beat()
                     self._stop_lost_jobs()
-                    if not beaten:
-                        continue
+                    if not beaten or self._stop.is_set():
+                        continue  # stopping: only beats, for the jobs finishing
                     # From one landed beat to the next: a blocked write counts too.
                     silent = self._last_beat - previous
                     if silent > self.stale_worker_seconds / 2:
@@ -898,7 +909,7 @@ class ExtractionWorker:
         """Wait for the next heartbeat, or for a commit that may have flipped the
         operators' pause switch (the wake-up signal; read at most once per poll
         interval, and at each beat); without the signal, one poll interval or
-        until the beat is due. True once stopping."""
+        until the beat is due. True once the work threads have stopped."""
         beat_at = self._last_beat + self.heartbeat_interval
         if beat_at <= self._last_look:
             # The last look was due to beat, and the beat did not land: try again
@@ -910,7 +921,30 @@ class ExtractionWorker:
         look_at = min(self._last_look + self.poll_interval, beat_at)
         if self._wakeup.watching:
             self._wakeup.wait(seen, max(beat_at - time.monotonic(), 0.0))
-        return self._stop.wait(max(look_at - time.monotonic(), 0.0))
+        return self._stop_beating.wait(max(look_at - time.monotonic(), 0.0))
+
+    def _wait_for_silent_workers(self) -> None:
+        """Before a drain's first rescue: right after a database outage it shared
+        with a running pool, the pool's heartbeats are stale only because it could
+        not beat. Silent workers holding jobs get the time a live one takes to beat
+        again (at most half the drain's budget, taken from it), so that the rescue
+        takes only the jobs of dead ones. Nothing to wait for, nothing waited."""
+        grace = self.stale_worker_seconds / 3 + 1.0
+        if self._drain.deadline is not None:
+            grace = min(grace, (self._drain.deadline - time.monotonic()) / 2)
+        started = time.monotonic()
+        silent = self.queue.wait_for_silent_workers(
+            self.stale_worker_seconds, grace=max(grace, 0.0)
+        )
+        waited = time.monotonic() - started
+        if waited >= 0.5:
+            logger.info(
+                "Waited %.1f s for silent workers holding jobs; %s",
+                waited,
+                f"rescuing the jobs of {', '.join(silent)}"
+                if silent
+                else "all beat again",
+            )
 
     def _held_jobs(self) -> list[Flight]:
         return [flight for s in self._states for flight in list(s.held.values())]
@@ -1076,7 +1110,7 @@ class ExtractionWorker:
         ids = [s.worker_id for s in self._states]
         leftovers = QueueItem.objects.filter(
             status=Status.PROCESSING, claimed_by__in=ids
-        ).values_list("pk", flat=True)
+        ).values_list("pk", "claimed_by", "attempts")
         try:
             held = list(leftovers)
         except DatabaseError as exc:
@@ -1086,8 +1120,10 @@ class ExtractionWorker:
                 raise
             drop_connection()
             held = list(leftovers)
-        for job_id in held:
-            self.queue.release(job_id)
+        for job_id, worker_id, attempt in held:
+            # Fenced: a job rescued and claimed again since the read is its new
+            # owner's, and stays so.
+            self.queue.release(job_id, worker_id=worker_id, attempt=attempt)
 
     # --- Monitoring ----------------------------------------------------------------------
 

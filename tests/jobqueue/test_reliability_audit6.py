@@ -22,6 +22,7 @@ from jobqueue.models import (
 )
 from jobqueue.services import QueueManager
 from jobqueue.sql import DbNow
+from jobqueue.worker import ExtractionWorker
 from tests.conftest import wait_for, worker_log
 from tests.jobqueue.task_apps import reports
 from tests.jobqueue.test_worker_processes import SLOW_EXTRACTOR, store
@@ -148,3 +149,54 @@ def test_queue_stats_count_documents_work_not_their_thumbnails(make_document, qu
     assert stats["throughput_per_hour"] == 1
     # The state counts are the table's, as the admin's filtered lists show it.
     assert stats["completed"] == 2
+
+
+def test_a_worker_stopping_gracefully_beats_until_its_job_is_done(
+    start_worker, user, queue, settings
+):
+    """SIGTERM lets the running job finish; its heartbeats must go on meanwhile, or
+    past the stale threshold another worker rescues the job and it runs twice."""
+    settings.QUEUE_STALE_WORKER_SECONDS = STALE
+    job = queue.enqueue(store(user, "long.txt", b"sleep:4 finishing text").pk)
+    pool = start_worker(*FAST, "--stop-timeout", "30", env=ENV)
+    wait_for(lambda: QueueItem.objects.get(pk=job).status == Status.PROCESSING, 30)
+    pool.send_signal(signal.SIGTERM)
+    # Longer than the threshold: a worker that stopped beating would look dead.
+    threading.Event().wait(STALE + 1.0)
+    assert WorkerHeartbeat.objects.in_state("alive", STALE).exists(), worker_log(pool)
+    assert queue.rescue_stale_workers(STALE) == 0  # another worker's look
+    assert pool.wait(30) == 0, worker_log(pool)
+    item = QueueItem.objects.get(pk=job)
+    assert (item.status, item.attempts) == (Status.COMPLETED, 1), worker_log(pool)
+    assert outcomes(job) == ["completed"]
+    # Once its threads are done, the worker says it stopped.
+    assert set(WorkerHeartbeat.objects.values_list("status", flat=True)) == {"stopped"}
+
+
+def test_the_stop_releases_no_job_rescued_and_claimed_meanwhile(
+    make_document, queue, monkeypatch
+):
+    """Between reading its leftover jobs and releasing them, a stopping worker may
+    lose one to a rescuer that claims it again: the release must leave it to the
+    new owner (fenced by worker and attempt)."""
+    worker = ExtractionWorker(num_workers=1)
+    worker._register()
+    mine = worker._states[0].worker_id
+    job = queue.enqueue(make_document().pk)
+    QueueItem.objects.filter(pk=job).update(
+        status=Status.PROCESSING, attempts=1, claimed_by=mine
+    )
+    release = worker.queue.release
+
+    def rescued_first(job_id, **fence):
+        QueueItem.objects.filter(pk=job_id).update(claimed_by="other:1:w1", attempts=2)
+        return release(job_id, **fence)
+
+    monkeypatch.setattr(worker.queue, "release", rescued_first)
+    worker._release_leftovers()
+    item = QueueItem.objects.get(pk=job)
+    assert (item.status, item.claimed_by, item.attempts) == (
+        Status.PROCESSING,
+        "other:1:w1",
+        2,
+    )

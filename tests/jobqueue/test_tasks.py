@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 import signal
-from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from io import StringIO
 
@@ -20,7 +18,7 @@ from django_tasks.signals import task_enqueued, task_finished
 
 from jobqueue.models import ExtractionMetric, QueueItem, Status
 from jobqueue.tasks import QueueBackend
-from tests.conftest import wait_for
+from tests.conftest import run_async, wait_for
 from tests.jobqueue.task_apps import mail, reports
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -68,12 +66,8 @@ def test_tasks_of_two_apps_on_two_queues_by_priority_and_run_after(run_worker):
     assert deferred.return_value == 100
     assert deferred.started_at >= deferred.enqueued_at + timedelta(seconds=1.4)
     assert deferred.attempts == 1 and deferred.worker_ids
-    # Async access, as Django's API offers it; in a thread of its own, because the
-    # browser tests' Playwright leaves an event loop in this one.
-    with ThreadPoolExecutor(1) as thread:
-        again = thread.submit(
-            asyncio.run, reports.total.aget_result(deferred.id)
-        ).result()
+    # Async access, as Django's API offers it (run_async: a thread of its own).
+    again = run_async(reports.total.aget_result(deferred.id))
     assert again.return_value == 100
 
 

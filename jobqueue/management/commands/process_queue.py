@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import logging
 import sys
-import time
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
@@ -219,7 +218,6 @@ class Command(BaseCommand):
 
                 progress = tqdm(unit="job", desc="Processing", file=sys.stderr)
             try:
-                budget -= self._wait_for_silent_workers(worker, budget)
                 counts = worker.drain(
                     limit,
                     time_budget=budget,
@@ -240,31 +238,6 @@ class Command(BaseCommand):
                 "failed.".format(**counts)
             )
         return counts
-
-    def _wait_for_silent_workers(
-        self, worker: ExtractionWorker, budget: float
-    ) -> float:
-        """A run begins by rescuing the jobs of workers whose heartbeats are stale.
-        Right after a database outage it shared with a running pool, the pool's
-        heartbeats are stale too, only because it could not beat: give such workers
-        (silent, not stopped, holding jobs) the time a live one takes to beat again,
-        at most half the budget, so that the rescue takes only the jobs of dead ones.
-        Costs nothing when no job is held by a silent worker. The seconds waited."""
-        started = time.monotonic()
-        still_silent = worker.queue.wait_for_silent_workers(
-            worker.stale_worker_seconds,
-            grace=min(worker.stale_worker_seconds / 3 + 1.0, budget / 2),
-        )
-        waited = time.monotonic() - started
-        if waited >= 0.5:
-            logging.getLogger("jobqueue").info(
-                "Waited %.1f s for silent workers holding jobs; %s",
-                waited,
-                f"rescuing the jobs of {', '.join(still_silent)}"
-                if still_silent
-                else "all beat again",
-            )
-        return waited
 
     def _configure_logging(self, verbosity: int) -> None:
         level = {0: logging.WARNING, 1: logging.INFO}.get(verbosity, logging.DEBUG)
