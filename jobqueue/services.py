@@ -660,6 +660,19 @@ class QueueManager:
             max_retries,
         )
 
+    def processing_longer_than(
+        self, seconds: float, *, exclude: Iterable[int] = ()
+    ) -> bool:
+        """Whether a job other than ``exclude`` has been processing over ``seconds``:
+        the only kind either rescue may take."""
+        return (
+            QueueItem.objects.filter(
+                status=Status.PROCESSING, started_at__lt=DbNow(-seconds)
+            )
+            .exclude(pk__in=list(exclude))
+            .exists()
+        )
+
     def rescue_stale_workers(
         self,
         stale_after_seconds: float | None = None,

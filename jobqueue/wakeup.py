@@ -7,13 +7,90 @@ LISTENs for the notification an enqueue sends on commit; SQLite watches
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
+import signal
 import threading
+import weakref
+from collections.abc import Iterator
 
 from jobqueue import sql
 from jobqueue.faults import is_database_fault
 
 logger = logging.getLogger(__name__)
+
+
+class Flag:
+    """A ``threading.Event`` that ``select()`` can wait for too: its file descriptor
+    is readable while it is set. A thread that sleeps in the kernel on something
+    else (the database's signal, the signals' wake-up fd) waits for a stop beside
+    it, instead of looking up every half second to see whether to stop."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._read, self._write = os.pipe()
+        weakref.finalize(self, _close, self._read, self._write)
+
+    def fileno(self) -> int:
+        return self._read
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+    def set(self) -> None:
+        with self._lock:
+            if not self._event.is_set():
+                self._event.set()
+                os.write(self._write, b"!")
+
+    def clear(self) -> None:
+        with self._lock:
+            if self._event.is_set():
+                os.read(self._read, 1)
+                self._event.clear()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._event.wait(timeout)
+
+
+def _close(*fds: int) -> None:
+    for fd in fds:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def signals_wake() -> Iterator[int | None]:
+    """In the main thread, a pipe that every signal writes to, whichever thread the
+    kernel hands it to (``signal.set_wakeup_fd``): ``select()`` on it wakes the main
+    thread, the only one that runs Python's handlers, as a timeout would. None in
+    other threads, or where another wake-up fd is in use (an event loop's)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield None
+        return
+    read, write = os.pipe()
+    try:
+        os.set_blocking(read, False)
+        os.set_blocking(write, False)
+        previous = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+        if previous != -1:
+            signal.set_wakeup_fd(previous)
+            yield None
+            return
+        try:
+            yield read
+        finally:
+            signal.set_wakeup_fd(-1)
+    finally:
+        _close(read, write)
+
+
+def empty_pipe(fd: int) -> None:
+    """Read what a non-blocking pipe holds, so that it is no longer readable."""
+    with contextlib.suppress(BlockingIOError):
+        while os.read(fd, 512):
+            pass
 
 
 class Wakeup:
@@ -28,7 +105,7 @@ class Wakeup:
         self._generation = 0
         self._watchers: list[threading.Event] = []
         self._idle: list[threading.Event] = []
-        self._stop = threading.Event()
+        self._stop = Flag()
         self._thread: threading.Thread | None = None
         # The database's signal is being watched: idle threads need not poll.
         self.watching = False
@@ -75,7 +152,7 @@ class Wakeup:
     def start(self) -> None:
         # Each start watches until the next stop: a worker started again after
         # stop() is woken as the first time, not left to its poll interval.
-        self._stop = threading.Event()
+        self._stop = Flag()
         watch = sql.dialect().watch
         self._thread = threading.Thread(
             target=self._guard(watch, self._stop), name="queue-wakeup", daemon=True
@@ -89,7 +166,7 @@ class Wakeup:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
-    def _guard(self, watch, stop: threading.Event):
+    def _guard(self, watch, stop: Flag):
         def run() -> None:
             while not stop.is_set():
                 try:

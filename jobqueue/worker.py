@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import logging
 import os
+import select
 import signal
 import socket
 import threading
@@ -33,7 +34,7 @@ from jobqueue.models import (
 from jobqueue.runner import Flight, JobReleased, JobRunner, Outcome
 from jobqueue.services import QueueManager
 from jobqueue.sql import DbNow
-from jobqueue.wakeup import Wakeup
+from jobqueue.wakeup import Flag, Wakeup, empty_pipe, signals_wake
 
 logger = logging.getLogger(__name__)
 
@@ -212,7 +213,7 @@ class ExtractionWorker:
         self._last_housekeeping = 0.0
         self._last_look = 0.0  # the pause switch's last reading
         self._outage_since: float | None = None  # heartbeats failing since then
-        self._stopped = threading.Event()
+        self._stopped = Flag()
         self._finish_lock = threading.Lock()
         self._drain: _Drain | None = None
         # The threads waiting for work: one claim serves them all (``_claim``).
@@ -388,16 +389,22 @@ class ExtractionWorker:
 
     def wait_stopped(self, timeout: float | None = None) -> bool:
         """Block until a stop (perhaps begun by a signal handler) has completed;
-        False if ``timeout`` seconds pass first. It waits in half-second slices:
-        Python runs signal handlers in the main thread only, and a signal the kernel
-        hands to another thread cannot wake a wait without a timeout."""
+        False if ``timeout`` seconds pass first. Python runs signal handlers in the
+        main thread only, and a signal the kernel hands to another thread does not
+        wake it: there it sleeps in ``select()`` on the signals' wake-up fd too
+        (else in half-second slices), so that an idle pool wakes for nothing."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            left = 0.5 if deadline is None else deadline - time.monotonic()
-            if self._stopped.wait(max(0.0, min(left, 0.5))):
-                return True
-            if deadline is not None and time.monotonic() >= deadline:
-                return False
+        with signals_wake() as signalled:
+            while not self._stopped.is_set():
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                if signalled is None:
+                    self._stopped.wait(0.5 if left is None else min(left, 0.5))
+                else:
+                    select.select([self._stopped, signalled], [], [], left)
+                    empty_pipe(signalled)
+        return True
 
     def pause(self) -> None:
         """Finish current jobs, claim no new ones until ``resume``."""
@@ -950,8 +957,13 @@ class ExtractionWorker:
         return [flight for s in self._states for flight in list(s.held.values())]
 
     def _rescue(self) -> None:
-        """Both rules, sparing this worker's own live jobs."""
+        """Both rules, sparing this worker's own live jobs; only when some job has
+        been processing long enough for either (a read without their locks, most
+        beats of an idle or a quick queue)."""
         mine = [flight.item.pk for flight in self._held_jobs()]
+        oldest = min(self.stale_worker_seconds, 60 * self.stale_job_minutes)
+        if not self.queue.processing_longer_than(oldest, exclude=mine):
+            return
         budget = {"exclude": mine, "max_retries": self.max_retries}
         self.queue.rescue_stale_workers(self.stale_worker_seconds, **budget)
         self.queue.cleanup_stale_jobs(self.stale_job_minutes, **budget)

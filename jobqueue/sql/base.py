@@ -7,7 +7,6 @@ and the table names of ``mirrors`` come from the kinds' registrations, quoted.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -238,7 +237,7 @@ class Dialect:
     def notify(self, cursor: Any) -> None:
         """Wake idle workers when the transaction commits (where the database can)."""
 
-    def watch(self, changed: Callable[[], None], stop: threading.Event) -> None:
+    def watch(self, changed: Callable[[], None], stop: Any) -> None:
         """Call ``changed`` whenever another connection may have committed work, until
-        ``stop`` is set."""
+        ``stop`` (a ``jobqueue.wakeup.Flag``, which ``select()`` can wait for) is set."""
         raise NotImplementedError

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import re
 import select
-import threading
 import weakref
 import zlib
 from collections.abc import Callable, Sequence
@@ -47,8 +46,6 @@ TYPES = {
 VACUUM_AFTER_DEAD_ROWS = 10_000
 # One vacuum at a time, whichever worker's housekeeping gets there first.
 VACUUM_LOCK = 0x6A6F6271  # "jobq"
-# How long the listener waits for a notification before looking at ``stop``.
-LISTEN_SECONDS = 1.0
 
 
 def now_plus(seconds: float) -> tuple[str, list[Any]]:
@@ -303,7 +300,7 @@ class Dialect(base.Dialect):
         # Delivered when the transaction commits; one per transaction however many.
         cursor.execute(f"NOTIFY {CHANNEL}")
 
-    def watch(self, changed: Callable[[], None], stop: threading.Event) -> None:
+    def watch(self, changed: Callable[[], None], stop: Any) -> None:
         """LISTEN on a connection of its own for the NOTIFY that enqueues send."""
         conn = connections.create_connection("default")
         try:
@@ -315,12 +312,10 @@ class Dialect(base.Dialect):
                 raw.autocommit = True
                 raw.execute(f"LISTEN {CHANNEL}")
                 while not stop.is_set():
-                    # Sleep in the kernel until the server sends something (psycopg's
-                    # own wait looks up ten times a second).
-                    readable, _, _ = select.select(
-                        [raw.fileno()], [], [], LISTEN_SECONDS
-                    )
-                    if readable and list(raw.notifies(timeout=0)):
+                    # Asleep in the kernel until the server sends something, or the
+                    # stop (psycopg's own wait looks up ten times a second).
+                    readable, _, _ = select.select([raw, stop], [], [])
+                    if raw in readable and list(raw.notifies(timeout=0)):
                         changed()
         finally:
             conn.close()

@@ -14,8 +14,8 @@ import functools
 import json
 import logging
 import re
+import select
 import sqlite3
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,8 +32,6 @@ NOW = "(strftime('%%Y-%%m-%%d %%H:%%M:%%f', 'now') || '999')"
 # Without inotify: how often an idle worker looks for commits of other connections;
 # with it, how often at most.
 WATCH_SECONDS = 0.005
-# With inotify: how often the watch looks up from the kernel to see if it should stop.
-STOP_CHECK_MS = 500
 # With inotify: a commit writes the WAL file a moment before other connections can see
 # it, and writes no file after; so after a write, look at once and then again after
 # these pauses until a commit shows (a write that is no commit costs ten looks).
@@ -124,7 +122,7 @@ class Dialect(base.Dialect):
         )
         return True
 
-    def watch(self, changed: Callable[[], None], stop: threading.Event) -> None:
+    def watch(self, changed: Callable[[], None], stop: Any) -> None:
         """``PRAGMA data_version`` changes whenever another connection commits;
         reading it takes no lock. It is read when the database's directory reports
         a write (inotify: a commit appends to the WAL file), so an idle worker
@@ -141,11 +139,13 @@ class Dialect(base.Dialect):
                 while not stop.is_set():
                     if events is None:
                         stop.wait(WATCH_SECONDS)
-                    elif (
-                        not events.read(timeout=0 if busy else STOP_CHECK_MS)
-                        and not busy
-                    ):
-                        continue
+                    elif busy:
+                        events.read(timeout=0)  # looked at anyway
+                    else:
+                        # Asleep in the kernel until a file is written, or the stop.
+                        select.select([events, stop], [], [])
+                        if not events.read(timeout=0):
+                            continue
                     busy = False
                     for pause in looks:
                         if stop.wait(pause):

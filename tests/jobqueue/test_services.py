@@ -1006,6 +1006,21 @@ def test_rescue_stale_workers_returns_their_jobs_to_pending(job_in_state, queue)
     assert queue.rescue_stale_workers(60) == 0
 
 
+def test_processing_longer_than_tells_whether_a_rescue_has_anything_to_take(
+    job_in_state, queue
+):
+    """The worker's beats ask this first, and rescue only when it says yes."""
+    fresh = job_in_state(Status.PROCESSING, worker_id="busy")
+    job_in_state(Status.COMPLETED)
+    assert not queue.processing_longer_than(60)
+    old = job_in_state(Status.PROCESSING, worker_id="dead")
+    started_ago(old, minutes=5)
+    assert queue.processing_longer_than(60)
+    assert not queue.processing_longer_than(60, exclude=[old])
+    assert not queue.processing_longer_than(600)
+    assert queue.get_job(fresh).status == Status.PROCESSING
+
+
 def test_rescue_stale_workers_spares_a_job_claimed_within_the_threshold(
     job_in_state, queue
 ):

@@ -1,5 +1,6 @@
-"""The wake-up: which waiting threads a commit wakes, and the SQLite watch that sees
-the commits of other processes."""
+"""The wake-up: which waiting threads a commit wakes, the SQLite watch that sees
+the commits of other processes, and an idle worker whose threads sleep until
+something happens."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ import pytest
 from django.db import connection
 
 from jobqueue import sql
-from jobqueue.wakeup import Wakeup
-from tests.conftest import wait_for
+from jobqueue.wakeup import Flag, Wakeup
+from tests.conftest import REPO_ROOT, wait_for
 
 
 def test_a_commit_wakes_one_idle_thread_and_a_stop_wakes_them_all():
@@ -63,7 +64,7 @@ def test_the_sqlite_watch_sees_each_commit_of_another_process():
     """A commit writes the WAL file (the file event) a moment before it is visible
     (``data_version``): the watch must look again, not wait for the next write."""
     signals = threading.Semaphore(0)
-    stop = threading.Event()
+    stop = Flag()
     watcher = threading.Thread(
         target=sql.dialect().watch, args=(signals.release, stop), daemon=True
     )
@@ -93,3 +94,87 @@ def test_the_sqlite_watch_sees_each_commit_of_another_process():
         committer.wait(10)
         stop.set()
         watcher.join(5)
+
+
+def wakeups(native_id: int, pid: int | str = "self") -> int:
+    """How many times a thread has been put on a CPU (/proc's schedstat)."""
+    with open(f"/proc/{pid}/task/{native_id}/schedstat") as stats:
+        return int(stats.read().split()[2])
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="LISTEN/NOTIFY")
+@pytest.mark.django_db(transaction=True)
+def test_the_listening_watch_sleeps_until_a_notification_or_its_stop():
+    """No timer: an idle worker's watch wakes for a notification, and its stop."""
+    wakeup = Wakeup()
+    wakeup.start()
+    try:
+        wait_for(lambda: wakeup.watching, 10)
+        time.sleep(0.5)  # LISTEN sent
+        thread = wakeup._thread.native_id
+        before = wakeups(thread)
+        time.sleep(2.5)
+        assert wakeups(thread) == before  # two and a half seconds asleep
+        seen = wakeup.generation
+        with connection.cursor() as cursor:
+            sql.dialect().notify(cursor)
+        wait_for(lambda: wakeup.generation != seen, 10)
+    finally:
+        wakeup.stop()
+    assert not wakeup._thread.is_alive()
+
+
+# An idle worker pool in its own process; a SIGTERM is sent to one of its threads
+# that is not the main one, where Python does not run signal handlers.
+IDLE_POOL = """
+import signal, sys, threading
+import django
+django.setup()
+from jobqueue.worker import ExtractionWorker, register_signal_handlers
+worker = ExtractionWorker(num_workers=1)
+worker.start()
+register_signal_handlers(worker, stop_timeout=5)
+
+
+def signal_another_thread():
+    sys.stdin.readline()
+    heartbeat = next(t for t in threading.enumerate() if t.name == "heartbeat")
+    signal.pthread_kill(heartbeat.ident, signal.SIGTERM)
+
+
+threading.Thread(target=signal_another_thread, daemon=True).start()
+print("started", flush=True)
+worker.wait_stopped()
+print("stopped", flush=True)
+"""
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_idle_pools_main_thread_sleeps_yet_hears_a_signal_any_thread_gets(
+    child_env,
+):
+    """The main thread waits for the stop without a timer (it used to look up
+    twice a second), and a signal handed to another thread still wakes it to run
+    the handler, which stops the pool."""
+    pool = subprocess.Popen(
+        [sys.executable, "-c", IDLE_POOL],
+        cwd=REPO_ROOT,
+        env=child_env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert pool.stdout.readline() == "started\n"
+        time.sleep(1.0)  # in wait_stopped
+        before = wakeups(pool.pid, pool.pid)
+        time.sleep(2.0)
+        assert wakeups(pool.pid, pool.pid) == before
+        pool.stdin.write("go\n")
+        pool.stdin.flush()
+        assert pool.stdout.readline() == "stopped\n"
+        assert pool.wait(30) == 0
+    finally:
+        if pool.poll() is None:
+            pool.kill()
+            pool.wait(10)
