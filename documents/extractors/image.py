@@ -84,7 +84,7 @@ def extract_image(
             # Cut short (a camera or a transfer that left off the last bytes): the
             # rows it holds are read, the missing ones left blank, and it is said.
             with cut_short_allowed():
-                result = _open_and_read(path, options)
+                result = _open_and_read(path, options, cut_short=True)
             return dataclasses.replace(
                 result, note=join_notes(CUT_SHORT_NOTE, result.note)
             )
@@ -106,7 +106,7 @@ def extract_image(
 
 
 def _open_and_read(
-    path: str | os.PathLike[str], options: ExtractOptions
+    path: str | os.PathLike[str], options: ExtractOptions, *, cut_short: bool = False
 ) -> ExtractionResult:
     with Image.open(path) as image:
         turned_raw_tiff = (
@@ -115,19 +115,21 @@ def _open_and_read(
             and image.tag_v2.get(_COMPRESSION) == _UNCOMPRESSED
         )
         if not turned_raw_tiff:
-            return _read(image, options)
+            return _read(image, options, cut_short=cut_short)
     # Pillow's own reader of uncompressed TIFF strips scrambles a page stored turned
     # (a scanner's Orientation 5-8, width and height swapped); libtiff reads it
     # upright. The choice is made as each page is opened, so it holds for the read.
     TiffImagePlugin.READ_LIBTIFF = True
     try:
         with Image.open(path) as image:
-            return _read(image, options)
+            return _read(image, options, cut_short=cut_short)
     finally:
         TiffImagePlugin.READ_LIBTIFF = False
 
 
-def _read(image: Image.Image, options: ExtractOptions) -> ExtractionResult:
+def _read(
+    image: Image.Image, options: ExtractOptions, *, cut_short: bool = False
+) -> ExtractionResult:
     frames = getattr(image, "n_frames", 1)
     if image.format in _ONE_PICTURE:
         frames = 1  # the first image is the picture
@@ -156,7 +158,7 @@ def _read(image: Image.Image, options: ExtractOptions) -> ExtractionResult:
         width, height = image.size
         if width * height > MAX_PIXELS:
             raise UnsupportedFileError(_too_large(width * height, (width, height)))
-        result = ocr.read(upright_grey(image))
+        result = ocr.read(upright_grey(image, cut_short=cut_short))
         confidences += result.confidences
         if result.rotated:
             rotated.append(index + 1)
@@ -306,15 +308,42 @@ def _megapixels() -> str:
     return f"the limit of {MAX_PIXELS / 1e6:.0f} megapixels"
 
 
-def upright_grey(image: Image.Image) -> Image.Image:
+def upright_grey(image: Image.Image, *, cut_short: bool = False) -> Image.Image:
     """The page in grey, turned as its EXIF says (photos carry their turn there).
     Grey first: turning a colour photo copies it, at 3-4 times the bytes of grey
     (a 9,000-pixel square photo peaked at 1.9 GB, 1.4 GB so). Greying a picture
-    with transparency draws it anew, without the EXIF: its turn is carried over."""
+    with transparency draws it anew, without the EXIF: its turn is carried over.
+    ``cut_short``: the image's data ends early, its missing rows to be paper."""
     ratio = _resolution_ratio(image)  # before Pillow turns a TIFF upright to load it
-    page = _square_pixels(grey(image), ratio)
+    page = grey(image)
+    if cut_short:
+        page = _missing_rows_blank(page)
+    page = _square_pixels(page, ratio)
     page.getexif()[_ORIENTATION] = image.getexif().get(_ORIENTATION, 1)
     return ImageOps.exif_transpose(page)
+
+
+def _missing_rows_blank(page: Image.Image) -> Image.Image:
+    """The grey page of a cut-short image with the rows its data never reached
+    white: Pillow leaves them one flat shade (black for PNG, grey for JPEG), which
+    OCR read as a dark band and found scraps of letters at its edge. They are the
+    rows at the foot all of the last row's one shade (none holds any print)."""
+    width, height = page.size
+    low, high = page.crop((0, height - 1, width, height)).getextrema()
+    if low != high or low == 255:
+        return page
+    # A binary search for the block's first row: rows from ``bottom`` down are
+    # flat, from ``above`` down not (-1: the page may be flat all over).
+    above, bottom = -1, height - 1
+    while bottom - above > 1:
+        middle = (above + bottom) // 2
+        if page.crop((0, middle, width, height)).getextrema() == (low, low):
+            bottom = middle
+        else:
+            above = middle
+    page = page.copy()
+    page.paste(255, (0, bottom, width, height))
+    return page
 
 
 def _resolution_ratio(image: Image.Image) -> float:

@@ -91,6 +91,13 @@ _VERTICAL_MIN_CHARS = 4
 _SAMPLE_STEPS = 100  # pairs of characters looked at first
 _NO_PAGES_NOTE = "No text: this PDF has no pages."
 _SAME_TEXT = 0.8  # similarity of OCR's reading of a line to the line itself
+# Of a font's height: letters further apart than this are two words (a space is
+# about a third of it; the kern after a subscript, under a fifth).
+_WORD_GAP = 0.3
+# Points: a letter drawn again this close to itself is the same letter (faked bold);
+# two letters side by side lie further apart, but in print under 3 points high.
+_OVERPRINT = 0.5
+_CELL_AND_AROUND = [(dx, dy) for dx in (0, -1, 1) for dy in (0, -1, 1)]
 
 
 @dataclass(slots=True)
@@ -451,6 +458,10 @@ def _pdfium_page(doc: Any, index: int, *, auto: bool) -> tuple[_Page, bool]:
         # it): put both back, for hyphens.join_hyphenated to judge.
         body = raw.replace("\r\n", "\n").replace("\r", "\n").replace("\x02", "-\n")
         body = _CONTROLS.sub("", body)
+        if _GARBLED.search(raw) and not _WORDLIKE.search(body):
+            # Only glyphs a broken font map gave no character (control codes,
+            # U+FFFD): what is left of them, spaces and "-", is no text.
+            body = ""
         result = _Page(
             body=body,
             image_only=pdfium_c.FPDF_PAGEOBJ_IMAGE in kinds,
@@ -486,7 +497,9 @@ def _cut_hidden_text(page: Any, textpage: Any) -> bool:
     """Take the text the page's crop box hides (a printer's slug and trim marks,
     what Preview's or Acrobat's "Crop" cut away) off the page, as loaded here, so
     that only what the page shows is read; whether there was any. A piece of text
-    is hidden when its middle lies outside the box."""
+    is hidden when its middle lies outside the box, unless a stretch of it two
+    characters long shows (a long line run off the page's edge: its one text
+    object would go, and the words the page shows with it)."""
     # PDFium's box, not pypdfium2's get_cropbox: that misses a box the page
     # inherits from its parent (as fpdf2 writes them), and gives Letter instead.
     left, bottom, right, top = page.get_bbox()
@@ -495,7 +508,13 @@ def _cut_hidden_text(page: Any, textpage: Any) -> bool:
 
     def hidden(box: _Box) -> bool:
         a, b, c, d = box
-        return not (left <= (a + c) / 2 <= right and bottom <= (b + d) / 2 <= top)
+        if left <= (a + c) / 2 <= right and bottom <= (b + d) / 2 <= top:
+            return False
+        # The part shown: its short side across the line, its long one along it.
+        shown = min(c, right) - max(a, left), min(d, top) - max(b, bottom)
+        across, along = sorted(shown)
+        thickness = min(c - a, d - b)  # the line's height, upright or turned
+        return across < 0.5 * thickness or along < 2 * thickness
 
     # PDFium counts the characters inside a box without copying them out: most
     # pages have none outside theirs, and pay no more than the two counts.
@@ -540,6 +559,8 @@ def _page_text(textpage: Any, plain: str, count: int) -> str:
         elif plain.startswith("\r\n", i):
             if _turned(textpage, i - 1):
                 merged.append("\r\n")
+            elif _apart_on_one_line(textpage, plain, i - 1, i + 2):
+                merged.append(" ")
             i += 2
         else:
             if i in turns and merged and merged[-1] != "\r\n":
@@ -547,6 +568,24 @@ def _page_text(textpage: Any, plain: str, count: int) -> str:
             merged.append(plain[i])
             i, j = i + 1, j + 1
     return "".join(merged)
+
+
+def _apart_on_one_line(textpage: Any, plain: str, before: int, after: int) -> bool:
+    """Whether two letters the plain text breaks a line between, and the bounded
+    text runs together, lie on one line with a gap between them: a table's cells
+    ("Apples" and the "3" of its row), not a mark and its letter, nor a superscript
+    on its word."""
+    if before < 0 or after >= len(plain):
+        return False
+    if plain[before].isspace() or plain[after].isspace():
+        return False
+    # Loose boxes (the fonts' heights): a subscript's tight box is small, and the
+    # kern after it ("U_i,") would pass for a space.
+    left, bottom, right, top = textpage.get_charbox(before, loose=True)
+    next_left, next_bottom, _, next_top = textpage.get_charbox(after, loose=True)
+    height = max(top - bottom, next_top - next_bottom)
+    level = min(top, next_top) - max(bottom, next_bottom) > 0
+    return level and next_left - right > _WORD_GAP * height
 
 
 def _turns(textpage: Any, plain: str) -> set[int]:
@@ -845,12 +884,16 @@ def _pdfium_glyphs(textpage: Any, count: int) -> list[_Glyph]:
 
 def _plumber_text(page: Any) -> str:
     """pdfplumber's text of a page, column by column when set vertically; only
-    what its crop box shows, as PDFium reads it (_cut_hidden_text)."""
+    what its crop box shows, as PDFium reads it (_cut_hidden_text); and each
+    letter once where it is drawn twice over itself (bold faked by drawing the
+    text again a hair to the side), as PDFium reads it too."""
     left, top, right, bottom = page.cropbox
+    overprinted = _overprinted(page.chars)
     page = page.filter(
         lambda o: (
             left <= (o["x0"] + o["x1"]) / 2 <= right
             and top <= (o["top"] + o["bottom"]) / 2 <= bottom
+            and id(o) not in overprinted
         )
     )
     chars = page.chars
@@ -864,6 +907,30 @@ def _plumber_text(page: Any) -> str:
         if vertical:
             return vertical
     return page.extract_text() or ""
+
+
+def _overprinted(chars: list[dict[str, Any]]) -> set[int]:
+    """The ids of pdfplumber's characters drawn again over the same character
+    drawn before them, within _OVERPRINT points. Looked up in a grid of cells
+    _OVERPRINT wide: pdfplumber's own dedupe_chars made reading a paper take
+    five times as long."""
+    seen: dict[tuple[str, int, int], tuple[float, float]] = {}
+    again = set()
+    for char in chars:
+        left, top, text = char["x0"], char["top"], char["text"]
+        x, y = round(left / _OVERPRINT), round(top / _OVERPRINT)
+        for dx, dy in _CELL_AND_AROUND:
+            drawn = seen.get((text, x + dx, y + dy))
+            if (
+                drawn
+                and abs(drawn[0] - left) <= _OVERPRINT
+                and abs(drawn[1] - top) <= _OVERPRINT
+            ):
+                again.add(id(char))
+                break
+        else:
+            seen[text, x, y] = left, top
+    return again
 
 
 def _in_columns(glyphs: list[_Glyph]) -> str:
@@ -1421,7 +1488,9 @@ def _prefer_plumber(page: _Page, body: str) -> bool:
     if not body.strip():
         return False
     if not page.body.strip():
-        return True
+        # Only what reads as text: "(cid:3)" for every glyph of a font it cannot
+        # map either is no better than nothing (which OCR may then read).
+        return _usable(_Page(body, dubious=_dubious(body)))
     ours = len(page.body.split())
     theirs = len(body.split())
     return theirs >= 0.8 * ours and _dubious(body) <= page.dubious
