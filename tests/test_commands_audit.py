@@ -67,7 +67,7 @@ def test_import_goes_on_when_a_file_cannot_be_stored(user, tmp_path, monkeypatch
 
     assert out.startswith("Imported 1 of 2 files; skipped 1.")
     assert "a.txt: refused: “a.txt” was not kept: the server's storage is full." in out
-    assert error is not None and "1 of the files were refused" in str(error)
+    assert error is not None and "1 of the files was refused" in str(error)
 
 
 def test_import_interrupted_says_what_it_did_and_exits_130(user, tmp_path, monkeypatch):

@@ -79,7 +79,7 @@ def test_a_link_in_a_folder_is_not_followed(user, tmp_path: Path):
     (folder / "notes.txt").symlink_to(secret)
 
     out = StringIO()
-    with pytest.raises(CommandError, match="1 of the files were refused or unreadable"):
+    with pytest.raises(CommandError, match="1 of the files was refused or unreadable"):
         call_command("import_documents", str(folder), "--owner", "alice", stdout=out)
     assert list(Document.objects.values_list("original_filename", flat=True)) == [
         "letter.txt"

@@ -13,6 +13,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError
+from django.utils.translation import ngettext
 from tqdm import tqdm
 
 from documents.extractors.formats import accepted_labels, by_extension
@@ -115,7 +116,12 @@ class Command(BaseCommand):
             # A script must see it without reading the summary; a duplicate or a
             # name no format has, in a folder, is no failure.
             raise CommandError(
-                f"{failed} of the files were refused or unreadable (listed above)."
+                ngettext(
+                    "%d of the files was refused or unreadable (listed above).",
+                    "%d of the files were refused or unreadable (listed above).",
+                    failed,
+                )
+                % failed
             )
 
     def _collect(self, paths: list[str]) -> list[Path]:
