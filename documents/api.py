@@ -20,6 +20,7 @@ from rest_framework.exceptions import (
     APIException,
     NotAcceptable,
     NotFound,
+    ParseError,
     PermissionDenied,
     UnsupportedMediaType,
 )
@@ -118,6 +119,24 @@ class JSONOnly(DefaultContentNegotiation):
                 f"There is no “{format}” form of this: answers are JSON "
                 "(leave out ?format=, or send format=json)."
             ) from None
+
+
+class BoundedJSONParser(JSONParser):
+    """DRF's JSON parser, but a body nested past Python's recursion limit is a 400:
+    DRF catches only ValueError, and ``[[[[…`` (100,000 brackets in a few hundred
+    KiB) raised RecursionError out of it, a server error."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        try:
+            return super().parse(stream, media_type, parser_context)
+        except RecursionError:
+            raise ParseError(
+                "JSON parse error: the body nests too deep to be a request."
+            ) from None
+
+
+# What a body to the document's endpoints may be (DRF's defaults, JSON bounded).
+BODY_PARSERS = [BoundedJSONParser, FormParser, MultiPartParser]
 
 
 IF_MATCH = OpenApiParameter(
@@ -277,8 +296,9 @@ class DocumentList(generics.ListAPIView):
         paginator = self.paginator
         size = paginator.get_page_size(self.request)
         page = self.request.query_params.get(paginator.page_query_param, "1")
-        # isascii: "²".isdigit() is true, and int() refuses it.
-        if not (page.isascii() and page.isdigit()) or int(page) < 1:
+        # isascii: "²".isdigit() is true, and int() refuses it; and int() refuses
+        # more than 4,300 digits too (sys.get_int_max_str_digits): a server error.
+        if not (page.isascii() and page.isdigit() and len(page) < 10) or int(page) < 1:
             raise NotFound(paginator.invalid_page_message)
         number = int(page)
         try:
@@ -412,6 +432,7 @@ class DocumentDetail(generics.GenericAPIView):
 
     serializer_class = DocumentDetailSerializer
     content_negotiation_class = JSONOnly
+    parser_classes = BODY_PARSERS
 
     @extend_schema(
         parameters=[
@@ -501,7 +522,7 @@ class DocumentReprocess(generics.GenericAPIView):
 
     serializer_class = DocumentSerializer
     content_negotiation_class = JSONOnly
-    parser_classes = [MultiPartParser, FormParser, JSONParser]
+    parser_classes = [MultiPartParser, FormParser, BoundedJSONParser]
 
     @extend_schema(request=PrioritySerializer, responses={202: DocumentSerializer})
     def post(self, request: Request, pk: int) -> Response:

@@ -36,11 +36,26 @@ class _Pipe:
         return data
 
 
+# The archive's own note of the files it could not hold: no document takes its name.
+MISSING_NAME = "MISSING.txt"
+# Characters Windows refuses in a file name (a name is only shown, never trusted):
+# "C:report.txt" is a drive-relative path to some unzip tools, "a|b" no file at all.
+NOT_IN_WINDOWS_NAMES = str.maketrans(dict.fromkeys('<>:"|?*\\', "_"))
+
+
+def entry_name(filename: str) -> str:
+    """A document's name as an entry of the archive: its last part, and nothing a
+    Windows unzip tool would take for a drive, a folder or a wildcard."""
+    name = PurePosixPath(filename.replace("\\", "/")).name
+    name = name.translate(NOT_IN_WINDOWS_NAMES).strip(" .")
+    return name or "document"
+
+
 def unique_names(documents: Iterable[Document]) -> Iterator[tuple[Document, str]]:
     """Each document with a name no other entry has: "a.pdf", "a (2).pdf", ..."""
-    seen: set[str] = set()
+    seen: set[str] = {MISSING_NAME.casefold()}
     for document in documents:
-        path = PurePosixPath(document.original_filename)
+        path = PurePosixPath(entry_name(document.original_filename))
         name, n = path.name, 1
         while name.casefold() in seen:
             n += 1
@@ -69,6 +84,6 @@ def zip_stream(documents: Iterable[Document]) -> Iterator[bytes]:
                     yield pipe.take()
         if missing:
             archive.writestr(
-                "MISSING.txt", "Files no longer stored:\n" + "\n".join(missing)
+                MISSING_NAME, "Files no longer stored:\n" + "\n".join(missing)
             )
     yield pipe.take()

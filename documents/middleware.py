@@ -7,6 +7,7 @@ no; a slow or hostile client then holds a web worker for as long as it likes.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import NoReturn
 
@@ -142,8 +143,7 @@ class UploadLimitMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        declared = request.META.get("CONTENT_LENGTH") or ""
-        if declared.isdigit() and (refusal := too_large(request, int(declared))):
+        if (size := declared_length(request)) and (refusal := too_large(request, size)):
             return refuse(request, refusal)
         if "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower():
             # Django reads no body without a length: it would look like an empty form.
@@ -172,6 +172,21 @@ class UploadLimitMiddleware:
                 # Parsing stopped on an error of Django's or DRF's (a malformed
                 # body, a full temporary disk): its half-written file goes too.
                 limits.discard_files()
+
+
+def declared_length(request: HttpRequest) -> int | None:
+    """The body's length as its Content-Length says, or None without a number.
+
+    Only ASCII digits, and not too many: a Latin-1 header value such as "²" is a
+    digit to ``isdigit()`` and not to ``int()``, and ``int()`` refuses more than
+    4,300 digits; both raised out of here, a server error, where a server lets
+    them through (runserver does; gunicorn refuses them itself). Django reads such
+    a length as no body; one of 19 digits or more is over any limit.
+    """
+    declared = request.META.get("CONTENT_LENGTH") or ""
+    if not (declared.isascii() and declared.isdigit()):
+        return None
+    return int(declared) if len(declared) < 19 else sys.maxsize
 
 
 def too_large(request: HttpRequest, declared: int) -> UploadTooLarge | None:
