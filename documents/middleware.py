@@ -174,6 +174,59 @@ class UploadLimitMiddleware:
                 limits.discard_files()
 
 
+class BoundedBodyASGI:
+    """Under an ASGI server, Django reads a request's whole body (to disk past
+    FILE_UPLOAD_MAX_MEMORY_SIZE) before any middleware runs: anyone could send
+    gigabytes to any URL. This wraps Django's ASGI application and holds every body
+    to the largest any request may send (``max_body_bytes``, a full upload form):
+    one declared over it is answered 413 unread, one that streams past it is cut
+    off as a client gone. The finer limits (the API's, a request without a log-in)
+    stay ``UploadLimitMiddleware``'s. WSGI servers (gunicorn) never read a body
+    before Django asks for it."""
+
+    def __init__(self, application: Callable) -> None:
+        self.application = application
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http":
+            return await self.application(scope, receive, send)
+        limit = max_body_bytes()
+        declared = dict(scope.get("headers", ())).get(b"content-length", b"")
+        if declared.isdigit() and (len(declared) >= 19 or int(declared) > limit):
+            return await self._refuse(send, limit)
+        received = 0
+
+        async def bounded_receive() -> dict:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    return {"type": "http.disconnect"}  # Django stops reading
+            return message
+
+        return await self.application(scope, bounded_receive, send)
+
+    @staticmethod
+    async def _refuse(send: Callable, limit: int) -> None:
+        body = (
+            f"The request is larger than any this site takes ({_size(limit)}). "
+            "Nothing was uploaded.\n"
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+                "headers": [
+                    (b"content-type", b"text/plain; charset=utf-8"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"connection", b"close"),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+
 def declared_length(request: HttpRequest) -> int | None:
     """The body's length as its Content-Length says, or None without a number.
 

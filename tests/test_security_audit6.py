@@ -6,6 +6,7 @@ take over."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import zipfile
@@ -16,6 +17,7 @@ from django.test import Client
 
 from documents.models import Document
 from documents.tokens import create_token
+from tests.conftest import run_async
 
 pytestmark = pytest.mark.django_db
 
@@ -156,3 +158,81 @@ def test_zip_entries_never_name_a_drive_a_folder_or_a_wildcard(
         )
     )
     assert names == [entry]
+
+
+# --- Bodies under an ASGI server ------------------------------------------------------
+
+
+def asgi_request(method: str, path: str, headers: list, chunks) -> tuple[list, int]:
+    """Run one request through the project's ASGI application; the messages it
+    sent and how many body chunks it read."""
+    from config.asgi import application
+
+    sent: list[dict] = []
+    read = 0
+
+    ended = False
+
+    async def receive() -> dict:
+        nonlocal read, ended
+        if ended:  # the client waits for the answer (Django cancels this)
+            await asyncio.sleep(3600)
+        read += 1
+        chunk = next(chunks, None)
+        if chunk is None:
+            ended = True
+            return {"type": "http.request", "body": b"", "more_body": False}
+        return {"type": "http.request", "body": chunk, "more_body": True}
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": method,
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"host", b"testserver"), *headers],
+        "client": ("127.0.0.1", 40000),
+        "server": ("testserver", 80),
+    }
+    run_async(application(scope, receive, send))
+    return sent, read
+
+
+def endless(size: int):
+    while True:
+        yield b"x" * size
+
+
+def test_under_asgi_a_body_declared_too_large_is_refused_unread(settings):
+    settings.MAX_UPLOAD_MB, settings.MAX_UPLOAD_FILES = 1, 1
+    sent, read = asgi_request(
+        "POST",
+        "/accounts/login/",
+        [(b"content-length", str(50 * 1024 * 1024).encode())],
+        endless(65536),
+    )
+    assert sent[0]["status"] == 413 and read == 0
+    assert b"Nothing was uploaded" in sent[1]["body"]
+
+
+def test_under_asgi_a_body_streaming_past_any_limit_is_cut_off(settings):
+    """No length declared (chunked): Django would spool all of it to disk before
+    any middleware ran; it stops reading just past the largest body allowed."""
+    settings.MAX_UPLOAD_MB, settings.MAX_UPLOAD_FILES = 1, 1
+    chunk = 256 * 1024
+    sent, read = asgi_request("POST", "/accounts/login/", [], endless(chunk))
+    limit_chunks = (2 * 1024 * 1024) // chunk  # 1 file of 1 MB + 1 MB of form
+    assert read <= limit_chunks + 2
+    assert not any(m.get("status") == 200 for m in sent)
+
+
+def test_under_asgi_requests_within_the_limits_go_through():
+    sent, _ = asgi_request("GET", "/healthz", [], iter(()))
+    assert sent[0]["status"] == 200
