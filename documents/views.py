@@ -123,9 +123,8 @@ def _status_json(document: Document, pending: set[int]) -> dict:
         "id": document.pk,
         "status": document.status,
         "status_label": document.get_status_display(),
-        "status_help": " ".join(
-            t for t in (status_help(document.status), progress_note(document)) if t
-        ),
+        "status_help": status_help(document.status),
+        "progress": progress_note(document),
         "active": is_active(document.status),
         "error_type": document.error_type or None,
         "error_message": document.error_message or None,

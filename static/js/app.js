@@ -20,6 +20,12 @@
     }
   }
 
+  function setText(element, text) {
+    if (element && element.textContent !== (text || "")) {
+      element.textContent = text || "";
+    }
+  }
+
   function updateBadge(badge, data) {
     if (!badge || badge.dataset.status === data.status) {
       return false;
@@ -98,7 +104,8 @@
         var fresh = new DOMParser().parseFromString(html, "text/html");
         document.querySelectorAll("[data-live-region][id]").forEach(function (region) {
           var replacement = fresh.getElementById(region.id);
-          if (replacement) {
+          // Untouched when unchanged: a banner written again is announced again.
+          if (replacement && region.innerHTML !== replacement.innerHTML) {
             region.innerHTML = replacement.innerHTML;
           }
         });
@@ -111,10 +118,9 @@
     poll(function () {
       return getJSON(panel.dataset.statusUrl).then(function (data) {
         updateBadge(panel.querySelector("[data-badge]"), data);
-        var help = panel.querySelector("[data-status-help]");
-        if (help) {
-          help.textContent = data.status_help;
-        }
+        // Written only when it changes: each write to a live region is read out again.
+        setText(panel.querySelector("[data-status-help]"), data.status_help);
+        setText(panel.querySelector("[data-progress]"), data.progress);
         if (data.active) {
           return true;
         }
@@ -150,12 +156,13 @@
             return;
           }
           if (updateBadge(row.querySelector("[data-badge]"), doc)) {
-            changes.push(row.dataset.documentName + ": " + doc.status_label);
+            // The name the row shows: its title, if it has one.
+            var shown = row.querySelector(".documents__name");
+            changes.push(
+              (shown ? shown.textContent : row.dataset.documentName) + ": " + doc.status_label
+            );
           }
-          var why = row.querySelector("[data-error-label]");
-          if (why) {
-            why.textContent = doc.error_label || "";
-          }
+          setText(row.querySelector("[data-error-label]"), doc.error_label);
           row.toggleAttribute("data-active", doc.active);
           row.toggleAttribute("data-thumbnail-pending", doc.thumbnail_pending);
           showThumbnail(row.querySelector("[data-thumbnail]"), doc.thumbnail_url);
