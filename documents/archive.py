@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import PurePosixPath
 
 from documents.models import Document
+from documents.uploads import download_name
 
 CHUNK_BYTES = 256 * 1024
 
@@ -55,7 +56,9 @@ def unique_names(documents: Iterable[Document]) -> Iterator[tuple[Document, str]
     """Each document with a name no other entry has: "a.pdf", "a (2).pdf", ..."""
     seen: set[str] = {MISSING_NAME.casefold()}
     for document in documents:
-        path = PurePosixPath(entry_name(document.original_filename))
+        path = PurePosixPath(
+            entry_name(download_name(document.original_filename, document.mime_type))
+        )
         name, n = path.name, 1
         while name.casefold() in seen:
             n += 1

@@ -208,7 +208,7 @@ def _skipped_note(skipped: list[Document]) -> str:
 def _download_zip(request: HttpRequest, ids: list[int]) -> HttpResponse:
     # Only the person's own files, even for staff: a ZIP is not the place to audit.
     documents = Document.objects.filter(owner=request.user, pk__in=ids)
-    documents = documents.only("pk", "original_filename", "file", "size")
+    documents = documents.only("pk", "original_filename", "mime_type", "file", "size")
     documents = list(documents.order_by(Lower("original_filename"), "pk"))
     if not documents:
         if not _say_gone(request, ids):

@@ -21,6 +21,7 @@ from documents.extractors.detect import detect_format, read_prefix, unsupported_
 from documents.extractors.formats import (
     Format,
     by_extension,
+    by_mime_type,
     named_format,
     with_article,
 )
@@ -55,6 +56,55 @@ class CheckedUpload:
     file: UploadedFile
     filename: str
     mime_type: str
+
+
+# Names a Windows desktop runs when the file is opened (programs, scripts, shortcuts).
+# Uploads are checked by their content, not their names: "notes.bat" holding text is
+# kept as text, and must not run when whoever downloads it opens it.
+RUNS_WHEN_OPENED = frozenset(
+    [
+        ".application",
+        ".bat",
+        ".cmd",
+        ".com",
+        ".cpl",
+        ".exe",
+        ".gadget",
+        ".hta",
+        ".inf",
+        ".jar",
+        ".js",
+        ".jse",
+        ".lnk",
+        ".msc",
+        ".msi",
+        ".msp",
+        ".pif",
+        ".ps1",
+        ".psm1",
+        ".reg",
+        ".scf",
+        ".scr",
+        ".url",
+        ".vb",
+        ".vbe",
+        ".vbs",
+        ".ws",
+        ".wsc",
+        ".wsf",
+        ".wsh",
+    ]
+)
+
+
+def download_name(filename: str, mime_type: str) -> str:
+    """The name a stored file is handed out under: its own, unless opening a file
+    of that name would run it; then with its detected type's extension added."""
+    suffix = PurePosixPath(filename).suffix.lower()
+    if suffix not in RUNS_WHEN_OPENED:
+        return filename
+    detected = by_mime_type(mime_type)
+    return filename + (detected.extensions[0] if detected else ".bin")
 
 
 def clean_filename(name: str) -> str:

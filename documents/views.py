@@ -60,6 +60,7 @@ from documents.templatetags.documents_tags import (
     is_active,
     status_help,
 )
+from documents.uploads import download_name
 from jobqueue.models import Operation, QueueItem, Status
 
 PAGE_SIZE = 25
@@ -463,7 +464,7 @@ def download(request: HttpRequest, pk: int) -> FileResponse:
     response = FileResponse(
         stream,
         as_attachment=True,
-        filename=document.original_filename,
+        filename=download_name(document.original_filename, document.mime_type),
         content_type=document.mime_type,
     )
     # An uploaded HTML or SVG file opened anyway runs nothing in the site's origin.

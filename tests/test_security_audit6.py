@@ -14,6 +14,7 @@ import zipfile
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
+from django.urls import reverse
 
 from documents.models import Document
 from documents.tokens import create_token
@@ -236,3 +237,25 @@ def test_under_asgi_a_body_streaming_past_any_limit_is_cut_off(settings):
 def test_under_asgi_requests_within_the_limits_go_through():
     sent, _ = asgi_request("GET", "/healthz", [], iter(()))
     assert sent[0]["status"] == 200
+
+
+# --- Names that would run when a download is opened ------------------------------
+
+
+def test_a_download_never_carries_a_name_that_runs_when_opened(
+    client, staff_user, user, make_document
+):
+    """Uploads are checked by content: text named notes.bat is kept as text. Handed
+    out as notes.bat (to its owner, or to staff), opening it would run it."""
+    script = make_document(b"del /q *\n", name="notes.bat", owner=staff_user)
+    log = make_document(b"started\n", name="server.log", owner=staff_user)
+    client.force_login(staff_user)
+    for document, expected in ((script, "notes.bat.txt"), (log, "server.log")):
+        response = client.get(reverse("documents:download", args=[document.pk]))
+        assert response.status_code == 200
+        assert f'filename="{expected}"' in response["Content-Disposition"]
+    response = client.post(
+        reverse("documents:bulk"), {"action": "download", "id": [script.pk, log.pk]}
+    )
+    archive = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content)))
+    assert sorted(archive.namelist()) == ["notes.bat.txt", "server.log"]
