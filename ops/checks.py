@@ -1,4 +1,5 @@
-"""System checks for settings with a fixed set of values, run at start-up.
+"""System checks for settings with a fixed set of values, run at start-up; and, with
+``check --deploy``, for tokens short enough to guess.
 
 A wrong value is an error when the process starts (``manage.py check``, ``runserver``,
 ``migrate``, ``process_queue``), not a surprise when the first job fails. To check a
@@ -11,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.core.checks import Error, register
+from django.core.checks import Error, Tags, Warning, register
 from django.utils.module_loading import import_string
 
 from jobqueue.apps import WORKER_CHECKS
@@ -44,3 +45,25 @@ def check_enumerated_settings(app_configs: Any = None, **kwargs: Any) -> list[Er
                 )
             )
     return errors
+
+
+# The shared secrets of the ops endpoints (cron, metrics): a short one can be guessed
+# over HTTP, each try as cheap as a request.
+TOKEN_SETTINGS = ("CRON_TOKEN", "METRICS_TOKEN")
+MIN_TOKEN_LENGTH = 32
+
+
+@register(Tags.security, deploy=True)
+def check_token_lengths(app_configs: Any = None, **kwargs: Any) -> list[Warning]:
+    """One warning per ops token set shorter than ``MIN_TOKEN_LENGTH``."""
+    return [
+        Warning(
+            f"{name} is {len(value)} characters long: short enough to guess.",
+            hint=f"Use at least {MIN_TOKEN_LENGTH} random characters, e.g. the "
+            "output of: python -c 'import secrets; print(secrets.token_urlsafe(32))'",
+            obj=name,
+            id="ops.W001",
+        )
+        for name in TOKEN_SETTINGS
+        if 0 < len(value := getattr(settings, name)) < MIN_TOKEN_LENGTH
+    ]

@@ -259,3 +259,15 @@ def test_a_download_never_carries_a_name_that_runs_when_opened(
     )
     archive = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content)))
     assert sorted(archive.namelist()) == ["notes.bat.txt", "server.log"]
+
+
+def test_check_deploy_warns_of_a_short_ops_token():
+    from tests.test_access import manage
+
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("CRON_TOKEN", "cron123")
+        env.setenv("METRICS_TOKEN", "m" * 40)
+        result = manage("check", "--deploy", "--fail-level", "WARNING")
+    assert result.returncode == 1
+    assert "ops.W001" in result.stderr and "CRON_TOKEN is 7 characters" in result.stderr
+    assert "METRICS_TOKEN" not in result.stderr
