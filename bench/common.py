@@ -386,6 +386,20 @@ def run_delay(pids: Sequence[int]) -> float:
     return total / 1e9
 
 
+def thread_times(pid: int) -> dict[int, tuple[int, int]]:
+    """Each live thread of ``pid``: nanoseconds spent on a CPU, and how many times it
+    was put on one (its wake-ups), from /proc/PID/task/TID/schedstat."""
+    times = {}
+    for task in _tasks(pid):
+        with (
+            contextlib.suppress(OSError, ValueError, IndexError),
+            open(f"/proc/{pid}/task/{task}/schedstat") as f,
+        ):
+            on_cpu, _, slices = (int(v) for v in f.read().split()[:3])
+            times[int(task)] = on_cpu, slices
+    return times
+
+
 def _tasks(pid: int) -> list[str]:
     try:
         return os.listdir(f"/proc/{pid}/task")

@@ -102,14 +102,34 @@ def measure(
             time.sleep(2)  # the last job's aftermath
             tree = common.process_tree(proc.pid)
             before = common.cpu_seconds(tree)
+            threads = common.thread_times(proc.pid)
             time.sleep(args.idle_seconds)
             idle = 100 * (common.cpu_seconds(tree) - before) / args.idle_seconds
+            print_idle_threads(system, db, proc.pid, threads, args.idle_seconds)
     except Exception:
         print(log.read_text()[-3000:])
         raise
     finally:
         common.stop([proc])
     return json.loads(out)["samples"], busy, idle
+
+
+def print_idle_threads(
+    system: str, db: str, pid: int, before: dict[int, tuple[int, int]], seconds: float
+) -> None:
+    """Where an idle worker's time goes: each thread's CPU and wake-ups (the main
+    thread is the one whose id is the process's)."""
+    after = common.thread_times(pid)
+    rows = []
+    for tid, (on_cpu, slices) in after.items():
+        was_on_cpu, was_slices = before.get(tid, (0, 0))
+        name = "main" if tid == pid else f"thread {tid}"
+        rows.append((on_cpu - was_on_cpu, slices - was_slices, name))
+    for on_cpu, slices, name in sorted(rows, reverse=True):
+        print(
+            f"  {db:8} {system:16} idle {name:14} {on_cpu / 1e6:7.2f} ms CPU, "
+            f"{slices / seconds:5.2f} wake-ups/s"
+        )
 
 
 def summary(values: list[float]) -> dict[str, float]:
