@@ -168,14 +168,17 @@ def _selected_ids(request: HttpRequest) -> list[int]:
 
 def _say_gone(request: HttpRequest, ids: list[int]) -> int:
     """Say how many selected documents were deleted since the list was shown (in
-    another tab, or by this form sent twice): not a question of who may change them."""
-    gone = len(set(ids)) - Document.objects.filter(pk__in=ids).count()
+    another tab, or by this form sent twice): not a question of who may change them.
+    Another person's document that this one may not see is not found either, as
+    everywhere else (a 404): its id says nothing of whether it exists."""
+    visible = Document.objects.for_user(request.user).filter(pk__in=ids).count()
+    gone = len(set(ids)) - visible
     if gone:
         messages.warning(
             request,
             ngettext(
-                "%(n)d selected document no longer exists: it has been deleted.",
-                "%(n)d selected documents no longer exist: they have been deleted.",
+                "%(n)d selected document was not found: it may have been deleted.",
+                "%(n)d selected documents were not found: they may have been deleted.",
                 gone,
             )
             % {"n": gone},

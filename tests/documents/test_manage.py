@@ -187,7 +187,9 @@ def test_bulk_on_documents_one_may_not_change_says_why(
         {"action": action, "id": [mine.pk, theirs.pk], "confirm": "yes"},
         follow=True,
     )
-    assert "1 selected document was left alone" in response.content.decode()
+    # Another person's document, which this one may not see, is not found: its
+    # id must not tell that it exists.
+    assert "1 selected document was not found" in response.content.decode()
     assert Document.objects.filter(pk=theirs.pk).exists()
     assert not QueueItem.objects.filter(document=theirs).exists()
 
@@ -256,15 +258,20 @@ def test_zip_download_refuses_more_than_the_size_bound(
 
 
 def test_zip_download_of_only_someone_elses_documents_says_so(
-    client, other_user, make_document
+    client, other_user, staff_user, make_document
 ):
     doc = make_document()
-    client.force_login(other_user)
+    client.force_login(staff_user)  # sees it, yet downloads only their own
     response = client.post(
         reverse("documents:bulk"), {"action": "download", "id": [doc.pk]}, follow=True
     )
     assert "Only your own documents can be downloaded." in response.content.decode()
     assert response.get("Content-Type", "").startswith("text/html")
+    client.force_login(other_user)  # for whom it is not there at all
+    response = client.post(
+        reverse("documents:bulk"), {"action": "download", "id": [doc.pk]}, follow=True
+    )
+    assert "1 selected document was not found" in response.content.decode()
 
 
 def test_the_list_has_a_selection_form(user_client, make_document):

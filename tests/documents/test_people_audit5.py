@@ -79,7 +79,7 @@ def test_bulk_on_documents_deleted_meanwhile_says_they_are_gone(
         follow=True,
     )
     page = response.content.decode()
-    assert "1 selected document no longer exists: it has been deleted." in page
+    assert "1 selected document was not found: it may have been deleted." in page
     assert "only a document" not in page and "Only your own" not in page
 
 
@@ -94,7 +94,7 @@ def test_bulk_counts_deleted_documents_apart_from_those_left_alone(
         reverse("documents:bulk"), {"action": "reprocess", "id": ids}, follow=True
     )
     page = response.content.decode()
-    assert "2 selected documents no longer exist: they have been deleted." in page
+    assert "2 selected documents were not found: they may have been deleted." in page
     assert "left alone" not in page
     assert "1 document was queued for reprocessing." in page
     assert QueueItem.objects.get().document_id == kept.pk
