@@ -266,9 +266,21 @@ class ExtractionWorker:
 
     def stop(self, timeout: float = 60.0) -> bool:
         """Let current jobs finish for up to ``timeout`` s, release the rest, mark
-        heartbeats stopped. True if every job finished in time."""
+        heartbeats stopped. True if every job finished in time.
+
+        Called from one of the pool's own threads (an event callback), it cannot
+        wait for that thread's job: the stop goes on in a thread of its own, as it
+        would from here, and this returns False at once (nothing is stopped yet);
+        ``wait_stopped`` waits for its end."""
         self._stop.set()
         self._wakeup.notify()
+        if threading.current_thread() in self._threads:
+            # Joining itself would raise, half-way: heartbeats left busy, children
+            # running, and a script's end (``_run_on_at_exit``) waiting for ever.
+            threading.Thread(
+                target=self.stop, args=(timeout,), name="stop", daemon=True
+            ).start()
+            return False
         deadline = time.monotonic() + timeout
         working = [t for t in self._threads if t.name != "heartbeat"]
         for thread in working:
@@ -308,8 +320,10 @@ class ExtractionWorker:
         except DatabaseError:
             logger.exception("Could not mark the heartbeats stopped")
         drop_connection()
-        self._stopped.set()
+        # Said before the flag: a script's main thread waiting for it (the signal
+        # handlers' stop runs in a thread of its own) exits the moment it is set.
         logger.info("Workers stopped (%s)", "clean" if clean else "jobs released")
+        self._stopped.set()
 
     def drain(
         self,
