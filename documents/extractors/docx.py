@@ -58,6 +58,7 @@ _FALLBACK = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallba
 # Text moved with tracked changes on stays at its old place, struck out.
 _MOVED_AWAY = f"{_W}moveFrom"
 _DELETED = f"{_W}del"
+_SDT, _SHOWING_PROMPT = f"{_W}sdt", f"{_W}sdtPr/{_W}showingPlcHdr"
 _RPR, _VAL = f"{_W}rPr", f"{_W}val"
 _HIDING = (f"{_W}vanish", f"{_W}specVanish")  # Font > Hidden
 _OFF = frozenset({"0", "false", "off"})
@@ -73,7 +74,7 @@ _RUBY_TEXT = f"{_W}rt"
 # runs on into the next one, as Word shows it once the changes are accepted.
 _MARK = f"{_W}pPr/{_RPR}"
 _MARK_REMOVED = (_DELETED, _MOVED_AWAY)
-_BLOCK_ENDS = (f"{_W}tbl", f"{_W}sdt", f"{_W}sectPr", _ALT_CHUNK)
+_BLOCK_ENDS = (f"{_W}tbl", _SDT, f"{_W}sectPr", _ALT_CHUNK)
 _MAX_CHUNK_DEPTH = 4  # Word documents embedded in embedded Word documents
 
 
@@ -217,6 +218,12 @@ def _paragraphs(
     for repeated in list(root.iter(_FALLBACK, _MOVED_AWAY, _DELETED, _RUBY_TEXT)):
         if repeated.getparent().tag != _RPR:  # not a paragraph mark's, read below
             repeated.getparent().remove(repeated)
+    # A content control nobody filled in shows its prompt ("Click or tap here to
+    # enter text."): the template's, not the document's text.
+    for control in list(root.iter(_SDT)):
+        shown = control.find(_SHOWING_PROMPT)
+        if shown is not None and shown.get(_VAL, "1") not in _OFF:
+            control.getparent().remove(control)
     counters: dict[str, dict[int, int]] = {}  # each part numbers its own lists
     # Paragraphs that run on from one whose mark went: the text and graphics before.
     joined: dict[Any, tuple[str, list[Any]]] = {}

@@ -133,3 +133,21 @@ def test_excel_templates_are_named_as_excel_files(tmp_path: Path) -> None:
     assert by_extension("budget.xltm") is XLSX
     assert named_format(detect_format(path), path.name, read_prefix(path)) is XLSX
     assert "Template cell" in extract(path).text
+
+
+def test_a_content_control_showing_its_prompt_is_not_read(tmp_path: Path) -> None:
+    """An unfilled form field shows Word's prompt; a filled one its answer."""
+
+    def control(text: str, prompt: str) -> str:
+        return (
+            f'<w:r><w:t xml:space="preserve">Name: </w:t></w:r><w:sdt><w:sdtPr>{prompt}'
+            f"</w:sdtPr><w:sdtContent><w:r><w:t>{text}</w:t></w:r></w:sdtContent></w:sdt>"
+        )
+
+    unfilled = control("Click or tap here to enter text.", "<w:showingPlcHdr/>")
+    filled = control("Ada Lovelace", "")
+    turned_off = control("Grace Hopper", '<w:showingPlcHdr w:val="0"/>')
+    word = _word_file(unfilled, filled, turned_off)
+    text = extract(write(tmp_path, "form.docx", word)).text
+    lines = [line.rstrip() for line in text.splitlines()]
+    assert lines == ["Name:", "Name: Ada Lovelace", "Name: Grace Hopper"]
