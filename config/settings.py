@@ -2,18 +2,85 @@
 
 from __future__ import annotations
 
+import re
 import time
+from argparse import ArgumentTypeError
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import environ
 from csp.constants import NONE, SELF, UNSAFE_INLINE
 from django.core.exceptions import ImproperlyConfigured
 
+from jobqueue.management.arguments import amount, whole_number
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
 
-env = environ.Env()
+
+class Env(environ.Env):
+    """django-environ, strict: a value a setting cannot take stops the start with a
+    sentence naming the variable. django-environ would raise a ValueError naming
+    nothing, read "1e3" as 13 and "maybe" as false; a negative limit or a bad rate
+    would surface later, as odd answers or a 500 in some request."""
+
+    TRUE, FALSE = (
+        ("1", "true", "yes", "on", "y", "ok"),
+        ("0", "false", "no", "off", "n"),
+    )
+    # DRF's throttle rates: N per second, minute, hour or day (it reads the letter).
+    RATE = re.compile(r"(\d+)/(s|sec|second|m|min|minute|h|hour|d|day)s?")
+    LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+    def checked(self, var: str, parse: Callable[[str], Any], default: Any) -> Any:
+        raw = self.ENVIRON.get(var)
+        if raw is None:
+            return default
+        try:
+            return parse(raw.strip())
+        except (ArgumentTypeError, ValueError) as error:
+            message = f"{var} (environment or .env): {error}."
+            raise ImproperlyConfigured(message) from None
+
+    def int(self, var: str, default: int, low: int = 0, high: int | None = None):
+        """A whole number from ``low`` (to ``high``)."""
+        return self.checked(var, whole_number(low, high), default)
+
+    def float(self, var: str, default: float, unit="seconds", zero=False):
+        """A finite amount of ``unit`` above 0 (or from 0), at most a century."""
+        return self.checked(var, amount(unit, allow_zero=zero), default)
+
+    def bool(self, var: str, default: bool) -> bool:
+        def parse(value: str) -> bool:
+            if value.lower() not in self.TRUE + self.FALSE:
+                raise ValueError(f"“{value}” is not 1 or 0 (true/false, yes/no)")
+            return value.lower() in self.TRUE
+
+        return self.checked(var, parse, default)
+
+    def rate(self, var: str, default: str) -> str:
+        def parse(value: str) -> str:
+            match = self.RATE.fullmatch(value.lower())
+            if not match or int(match[1]) < 1:
+                raise ValueError(
+                    f"“{value}” is not N/second, N/minute, N/hour or N/day"
+                )
+            return value.lower()
+
+        return self.checked(var, parse, default)
+
+    def level(self, var: str, default: str) -> str:
+        def parse(value: str) -> str:
+            if value.upper() not in self.LEVELS:
+                raise ValueError(f"“{value}” is not one of {', '.join(self.LEVELS)}")
+            return value.upper()
+
+        return self.checked(var, parse, default)
+
+
+env = Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
 DEBUG = env.bool("DEBUG", default=False)
@@ -88,7 +155,7 @@ TEMPLATES = [
 ]
 
 # --- Database -------------------------------------------------------------
-SQLITE_BUSY_TIMEOUT = env.float("SQLITE_BUSY_TIMEOUT", default=60.0)
+SQLITE_BUSY_TIMEOUT = env.float("SQLITE_BUSY_TIMEOUT", default=60.0, zero=True)
 DATABASES = {
     "default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}")
 }
@@ -149,8 +216,8 @@ STORAGES = {
         else "django.contrib.staticfiles.storage.StaticFilesStorage"
     },
 }
-MAX_UPLOAD_MB = env.int("MAX_UPLOAD_MB", default=50)
-MAX_UPLOAD_FILES = env.int("MAX_UPLOAD_FILES", default=20)
+MAX_UPLOAD_MB = env.int("MAX_UPLOAD_MB", default=50, low=1)
+MAX_UPLOAD_FILES = env.int("MAX_UPLOAD_FILES", default=20, low=1)
 # Django spools anything larger than this to a temporary file instead of memory.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 # One more than the form takes, so documents.middleware refuses the excess file with
@@ -158,7 +225,7 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 DATA_UPLOAD_MAX_NUMBER_FILES = MAX_UPLOAD_FILES + 1
 
 # --- Queue and workers ----------------------------------------------------
-QUEUE_WORKERS = env.int("QUEUE_WORKERS", default=2)
+QUEUE_WORKERS = env.int("QUEUE_WORKERS", default=2, low=1, high=256)
 QUEUE_MAX_RETRIES = env.int("QUEUE_MAX_RETRIES", default=3)
 # Django's tasks (@task) run on this queue, in any named queue (QUEUES empty).
 TASKS = {"default": {"BACKEND": "jobqueue.tasks.QueueBackend", "QUEUES": []}}
@@ -170,19 +237,26 @@ QUEUE_POLL_INTERVAL = env.float("QUEUE_POLL_INTERVAL", default=1.0)
 # A worker whose heartbeat is older than this is presumed dead and its jobs rescued.
 QUEUE_STALE_WORKER_SECONDS = env.float("QUEUE_STALE_WORKER_SECONDS", default=60.0)
 # Jobs processing longer than this are rescued by any worker, whatever the heartbeats.
-QUEUE_STALE_JOB_MINUTES = env.float("QUEUE_STALE_JOB_MINUTES", default=30.0)
+QUEUE_STALE_JOB_MINUTES = env.float(
+    "QUEUE_STALE_JOB_MINUTES", default=30.0, unit="minutes"
+)
 # Finished queue items (and so tasks' results) are deleted by the workers' housekeeping
 # this many days after they finished; 0 keeps them until cleared by hand.
-QUEUE_KEEP_FINISHED_DAYS = env.float("QUEUE_KEEP_FINISHED_DAYS", default=30.0)
-QUEUE_CHILD_MEMORY_MB = env.int("QUEUE_CHILD_MEMORY_MB", default=2048)
-QUEUE_CHILD_MAX_TASKS = env.int("QUEUE_CHILD_MAX_TASKS", default=200)
+QUEUE_KEEP_FINISHED_DAYS = env.float(
+    "QUEUE_KEEP_FINISHED_DAYS", default=30.0, unit="days", zero=True
+)
+QUEUE_CHILD_MEMORY_MB = env.int("QUEUE_CHILD_MEMORY_MB", default=2048)  # 0: no cap
+QUEUE_CHILD_MAX_TASKS = env.int("QUEUE_CHILD_MAX_TASKS", default=200, low=1)
 PDF_ENGINE = env.str("PDF_ENGINE", default="auto")
 # OCR (Tesseract): auto reads pages without usable text, always every page, never none.
 OCR_MODE = env.str("OCR_MODE", default="auto")
 OCR_LANGUAGES = env.str("OCR_LANGUAGES", default="eng")  # "eng+deu": several
-OCR_DPI = env.int("OCR_DPI", default=300)  # PDF pages are rendered at this for OCR
-EXTRACTED_TEXT_MAX_CHARS = env.int("EXTRACTED_TEXT_MAX_CHARS", default=10_000_000)
-EXTRACTION_MAX_PAGES = env.int("EXTRACTION_MAX_PAGES", default=5_000)
+# PDF pages are rendered at this for OCR.
+OCR_DPI = env.int("OCR_DPI", default=300, low=70, high=1200)
+EXTRACTED_TEXT_MAX_CHARS = env.int(
+    "EXTRACTED_TEXT_MAX_CHARS", default=10_000_000, low=1
+)
+EXTRACTION_MAX_PAGES = env.int("EXTRACTION_MAX_PAGES", default=5_000, low=1)
 # Draw each document's first-page thumbnail (a queue job once its text is read).
 THUMBNAILS = env.bool("THUMBNAILS", default=True)
 # Keyword arguments the workers give the extract function, from the settings above.
@@ -194,12 +268,12 @@ QUEUE_EXTRACT_FUNCTION = env.str(
     "QUEUE_EXTRACT_FUNCTION", default="documents.extractors.registry.extract"
 )
 # Per-user bounds: jobs waiting or running, and request rates (DRF's "N/period").
-USER_MAX_ACTIVE_JOBS = env.int("USER_MAX_ACTIVE_JOBS", default=1000)
-UPLOAD_RATE = env.str("UPLOAD_RATE", default="120/minute")
-API_RATE = env.str("API_RATE", default="1200/minute")
+USER_MAX_ACTIVE_JOBS = env.int("USER_MAX_ACTIVE_JOBS", default=1000, low=1)
+UPLOAD_RATE = env.rate("UPLOAD_RATE", default="120/minute")
+API_RATE = env.rate("API_RATE", default="1200/minute")
 # Search: the database's time per request, and letters needed before a prefix's "*".
 SEARCH_TIMEOUT_SECONDS = env.float("SEARCH_TIMEOUT_SECONDS", default=2.0)
-SEARCH_MIN_PREFIX_CHARS = env.int("SEARCH_MIN_PREFIX_CHARS", default=2)
+SEARCH_MIN_PREFIX_CHARS = env.int("SEARCH_MIN_PREFIX_CHARS", default=2, low=1)
 CRON_TOKEN = env.str("CRON_TOKEN", default="")
 # Seconds a cron run (POST /queue/cron/, process_queue --once) may take: under
 # common proxy timeouts (30 s).
@@ -279,8 +353,10 @@ CONTENT_SECURITY_POLICY = {
 }
 # Login throttling (django-axes): after LOGIN_FAILURE_LIMIT failures for one user name
 # from one address, that pair is locked out for LOGIN_LOCKOUT_MINUTES (answer 429).
-AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=5)
-AXES_COOLOFF_TIME = timedelta(minutes=env.float("LOGIN_LOCKOUT_MINUTES", default=15))
+AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=5, low=1)
+AXES_COOLOFF_TIME = timedelta(
+    minutes=env.float("LOGIN_LOCKOUT_MINUTES", default=15, unit="minutes")
+)
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
@@ -329,7 +405,7 @@ LOGGING = {
             "formatter": "json" if LOG_FORMAT == "json" else "plain",
         }
     },
-    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "root": {"handlers": ["console"], "level": env.level("LOG_LEVEL", default="INFO")},
     # axes logs every login at INFO; lock-outs come at WARNING.
     "loggers": {"axes": {"level": "WARNING"}},
 }

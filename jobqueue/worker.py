@@ -261,7 +261,10 @@ class ExtractionWorker:
         for thread in self._threads:
             thread.start()
         logger.info(
-            "Started %d workers (%s)", self.num_workers, self._states[0].worker_id[:-3]
+            "Started %d worker%s (%s)",
+            self.num_workers,
+            "" if self.num_workers == 1 else "s",
+            self._states[0].worker_id[:-3],
         )
 
     def stop(self, timeout: float = 60.0) -> bool:

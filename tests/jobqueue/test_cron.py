@@ -131,7 +131,7 @@ def test_once_from_a_terminal_shows_progress_and_finishes(user, queue, child_env
             output += chunk
     os.close(leader)
     assert proc.wait(60) == 0, output.decode(errors="replace")
-    assert b"Processed 1 jobs: 1 completed" in output
+    assert b"Processed 1 job: 1 completed" in output
     assert QueueItem.objects.get(pk=job).status == Status.COMPLETED
 
 

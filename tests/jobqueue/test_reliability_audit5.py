@@ -174,7 +174,7 @@ def test_twin_workers_with_the_same_host_pid_and_draw_keep_their_own_jobs(
                 running = QueueItem.objects.filter(pk=job, status=Status.PROCESSING)
                 wait_for(running.exists, 30)
         first, second = procs
-        wait_for(lambda: "Started 1 workers" in worker_log(second), 30)
+        wait_for(lambda: "Started 1 worker " in worker_log(second), 30)
         os.kill(in_pid_namespace(second), signal.SIGTERM)
         assert second.wait(30) == 0, worker_log(second)
         item = QueueItem.objects.get(pk=job)
@@ -218,7 +218,7 @@ def test_connections_killed_while_idle_are_a_warning_and_work_goes_on(
     wake-up listener's too): it says so in a warning, not an error with a
     traceback, listens again, and the next job is picked up."""
     proc = start_worker(*FAST, env=ENV)
-    wait_for(lambda: "Started 1 workers" in worker_log(proc), 30)
+    wait_for(lambda: "Started 1 worker " in worker_log(proc), 30)
     time.sleep(1)
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")

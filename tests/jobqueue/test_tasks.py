@@ -126,7 +126,7 @@ def test_once_drains_only_the_queues_it_is_given():
     message = mail.send.enqueue("c@example.com")
     out = StringIO()
     call_command("process_queue", "--once", "--queue", "reports", stdout=out)
-    assert "Processed 1 jobs: 1 completed" in out.getvalue()
+    assert "Processed 1 job: 1 completed" in out.getvalue()
     report.refresh()
     message.refresh()
     assert (report.status, report.return_value) == (TaskResultStatus.SUCCESSFUL, 9)

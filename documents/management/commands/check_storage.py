@@ -65,7 +65,11 @@ class Command(BaseCommand):
             "--dry-run", action="store_true", help="Report only, delete nothing."
         )
 
-    def handle(self, *, older_than: float, dry_run: bool, **options) -> None:
+    def handle(
+        self, *, older_than: float, dry_run: bool, verbosity: int, **options
+    ) -> None:
+        # -v0 (cron): only missing files are written, so cron mails only problems.
+        self.quiet = verbosity == 0
         storage = Document._meta.get_field("file").storage
         self._remove_orphans(storage, older_than, dry_run)
         missing = [
@@ -86,7 +90,8 @@ class Command(BaseCommand):
                 "file: restore the files from a backup (check that MEDIA_ROOT is the "
                 "right folder and mounted), or delete those documents."
             )
-        self.stdout.write("Every document has its stored file.")
+        if not self.quiet:
+            self.stdout.write("Every document has its stored file.")
 
     def _remove_orphans(self, storage: Storage, older_than: float, dry_run: bool):
         cutoff = timezone.now() - timedelta(minutes=older_than)
@@ -105,7 +110,9 @@ class Command(BaseCommand):
             total += storage.size(name)
             if not dry_run:
                 storage.delete(name)
-            self.stdout.write(f"{verb} {name}")
+            if not self.quiet:
+                self.stdout.write(f"{verb} {name}")
         size = filesizeformat(total).replace("\xa0", " ")  # plain text for a terminal
         dry = " (dry run)" if dry_run else ""
-        self.stdout.write(f"{verb} {len(orphans)} orphan files ({size}){dry}.")
+        if not self.quiet:
+            self.stdout.write(f"{verb} {len(orphans)} orphan files ({size}){dry}.")

@@ -23,9 +23,10 @@ class Command(BaseCommand):
     def handle(self, *, username: str, **options) -> None:
         User = get_user_model()  # noqa: N806
         if User.objects.exists():
-            self.stdout.write(
-                "Users exist; log in with yours (or: manage.py createsuperuser)."
-            )
+            if options["verbosity"]:
+                self.stdout.write(
+                    "Users exist; log in with yours (or: manage.py createsuperuser)."
+                )
             return
         try:
             User.username_validator(username)

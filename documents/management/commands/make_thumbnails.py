@@ -32,6 +32,7 @@ class Command(BaseCommand):
         queued = QueueManager(Operation.THUMBNAIL).enqueue_batch(
             ids, priority=THUMBNAIL_PRIORITY
         )
-        self.stdout.write(
-            f"Queued {len(queued)} thumbnail job(s) for {len(ids)} document(s)."
-        )
+        if options["verbosity"]:
+            self.stdout.write(
+                f"Queued {len(queued)} thumbnail job(s) for {len(ids)} document(s)."
+            )

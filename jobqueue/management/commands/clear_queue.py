@@ -33,7 +33,13 @@ class Command(BaseCommand):
         )
 
     def handle(
-        self, *, older_than: float, status: list[str] | None, dry_run: bool, **options
+        self,
+        *,
+        older_than: float,
+        status: list[str] | None,
+        dry_run: bool,
+        verbosity: int,
+        **options,
     ) -> None:
         queue = QueueManager()
         try:
@@ -48,6 +54,8 @@ class Command(BaseCommand):
             return
         deleted = queue.clear_finished(older_than, status)
         also = _heartbeats(stopped.delete()[0]) if stopped is not None else ""
+        if verbosity == 0:  # from cron: nothing to mail
+            return
         self.stdout.write(
             f"Deleted {_items(deleted)}{also} older than {older_than:g} days."
         )

@@ -8,6 +8,7 @@ import sys
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
+from django.utils.translation import ngettext
 
 from jobqueue.apps import WORKER_CHECKS
 from jobqueue.management.arguments import (
@@ -181,6 +182,7 @@ class Command(BaseCommand):
                 limit,
                 settings.CRON_BUDGET_SECONDS if budget is None else budget,
                 as_json=as_json,
+                quiet=verbosity == 0,
             )
             if exit_code and counts["failed"]:
                 raise CommandError(
@@ -206,9 +208,11 @@ class Command(BaseCommand):
         budget: float,
         *,
         as_json: bool,
+        quiet: bool = False,
     ) -> dict[str, int | bool]:
         """Drain what is due; print and return the counts, and whether an operator
-        has paused processing (then nothing is done)."""
+        has paused processing (then nothing is done). ``quiet`` (-v0): no sentence,
+        so cron mails nothing; the JSON, asked for, is printed all the same."""
         paused = QueueControl.is_paused()
         counts = {"processed": 0, "completed": 0, "failed": 0}
         if not paused:
@@ -230,12 +234,15 @@ class Command(BaseCommand):
         counts = {**counts, "paused": paused}
         if as_json:
             self.stdout.write(json.dumps(counts))
+        elif quiet:
+            pass
         elif paused:
             self.stdout.write("Processing is paused by an operator: nothing done.")
         else:
+            jobs = ngettext("%d job", "%d jobs", counts["processed"])
             self.stdout.write(
-                "Processed {processed} jobs: {completed} completed, {failed} "
-                "failed.".format(**counts)
+                f"Processed {jobs % counts['processed']}: {counts['completed']} "
+                f"completed, {counts['failed']} failed."
             )
         return counts
 

@@ -35,7 +35,12 @@ class Command(BaseCommand):
         )
 
     def handle(
-        self, *, minutes: float | None, heartbeat_seconds: float | None, **options
+        self,
+        *,
+        minutes: float | None,
+        heartbeat_seconds: float | None,
+        verbosity: int,
+        **options,
     ) -> None:
         # A worker stops an extraction at its timeout: a job older than that (with
         # no progress) is not running any more; a younger one may be.
@@ -62,6 +67,8 @@ class Command(BaseCommand):
         queue.wait_for_silent_workers(heartbeat_seconds)
         dead = queue.rescue_stale_workers(heartbeat_seconds)
         slow = queue.cleanup_stale_jobs(stale_threshold_minutes=minutes)
+        if verbosity == 0:  # from cron: the rescues are logged (WARNING) anyway
+            return
         jobs = ngettext("%d job", "%d jobs", dead) % dead
         stuck = ngettext("%d job", "%d jobs", slow) % slow
         self.stdout.write(
