@@ -49,6 +49,7 @@ _MAX_SKEW = 5
 _SKEW_SIDE = 1000
 _MIN_SKEW = 0.5
 _CLEARER = 1.1
+_SOLID_CELL = 3  # dark areas are told from print in cells of this many pixels
 # White print on a dark band (a banner, a table's header row, a dark-mode screenshot):
 # Tesseract dropped such a band as a picture, or read it as scraps. A page with one
 # is read again with its bands turned dark print on light, and the reading with more
@@ -68,6 +69,13 @@ _BAND_WORDS = 2
 # negative): read lightened first, not as it is and then again.
 _MOSTLY_DARK = 0.5
 _PROBE_PIXELS = 2_000_000
+# Paper in a shadow: the lightest of each ~40 pixels square (print is never that
+# dense) between _SHADE of the page's paper (its lightest _PAPER_SHARE), over
+# _SHADOW_SHARE of the page.
+_SHADOW_CELL, _SHADOW_WINDOW = 8, 5
+_PAPER_SHARE = 0.05
+_SHADE = (0.25, 0.7)
+_SHADOW_SHARE = 0.05
 _WORD = re.compile(r"\w{3,}")
 # Print whose lines are under _SMALL_LINE pixels high (a screenshot's 9-point text, a
 # fax's fine print) reads with wrong letters and digits: it is read again enlarged
@@ -226,6 +234,16 @@ class Reader:
                     second = self._recognise(lightened)
                     if second.confident_words > page.confident_words:
                         page, image = second, lightened
+                # Tesseract finds the lines in a shadow (its threshold is local)
+                # but reads their letters from the grey page, where dim paper
+                # garbles them: a page read with doubts that has a shadow is read
+                # again in Tesseract's own black and white (not a dark picture's
+                # page, read without doubt).
+                if page.confident_words < len(page.confidences) and _shadowed(image):
+                    even = self._thresholded(image)
+                    second = self._recognise(even)
+                    if second.confident_words > page.confident_words:
+                        page, image = second, even
             # Most pages are upright: only a page that read badly pays for the
             # orientation check, and only a better second reading replaces the first.
             if self.osd is not None and page.doubtful:
@@ -274,6 +292,14 @@ class Reader:
             return OcrPage("")
         middle = heights[len(heights) // 2] if heights else 0
         return OcrPage(text, confidences, line_height=middle)
+
+    def _thresholded(self, image: Image.Image) -> Image.Image:
+        """The page as Tesseract binarises it (Sauvola's local threshold), grey."""
+        self.api.SetImage(image)
+        try:
+            return self.api.GetThresholdedImage().convert("L")
+        finally:
+            self.api.Clear()
 
     def _read_dark(
         self, image: Image.Image, lightened: Image.Image
@@ -368,9 +394,7 @@ def _skew(image: Image.Image) -> float:
 
     small = image.copy()
     small.thumbnail((_SKEW_SIDE, _SKEW_SIDE))
-    ink = small.point(
-        lambda v: 255 if v < 128 else 0
-    )  # turned in, the corners stay empty
+    ink = _print(small)  # turned in, the corners stay empty
 
     def peakedness(angle: float) -> int:
         turned = ink.rotate(angle, resample=Image.Resampling.NEAREST, fillcolor=0)
@@ -384,6 +408,43 @@ def _skew(image: Image.Image) -> float:
     if abs(angle) < _MIN_SKEW or peakedness(angle) <= _CLEARER * peakedness(0):
         return 0.0
     return angle
+
+
+def _print(small: Image.Image) -> Image.Image:
+    """The dark pixels of ``small`` (a page's copy at most ``_SKEW_SIDE`` a side)
+    that are print, white on black: dark areas wider than a stroke (a desk round a
+    photographed page, a scanner's black border, a photo) are left out. Counted as
+    print, their level edges outweighed the lines of text: a phone photo's page
+    turned 2° was read as level, and its first lines lost."""
+    from PIL import Image, ImageChops, ImageFilter
+
+    dark = small.point(lambda v: 255 if v < 128 else 0)
+    # Cells of 3×3 pixels all dark, opened (a bold stroke is thinner than 3 cells)
+    # and grown by a cell over the area's blurred rim.
+    solid = (
+        dark.reduce(_SOLID_CELL)
+        .point(lambda v: 255 if v == 255 else 0)
+        .filter(ImageFilter.MinFilter(3))
+        .filter(ImageFilter.MaxFilter(5))
+        .resize(small.size, Image.Resampling.NEAREST)
+    )
+    return ImageChops.subtract(dark, solid)
+
+
+def _shadowed(image: Image.Image) -> bool:
+    """Whether part of the page lies in a shadow (a phone's or a hand's over a
+    photographed page, a book's gutter): paper there dimmed to a fraction of the
+    page's lightest, a desk round the page being darker still."""
+    from PIL import ImageFilter
+
+    paper = image.reduce(_SHADOW_CELL).filter(ImageFilter.MaxFilter(_SHADOW_WINDOW))
+    counts = paper.histogram()
+    lightest, seen = 255, 0
+    while seen + counts[lightest] < _PAPER_SHARE * sum(counts) and lightest:
+        seen += counts[lightest]
+        lightest -= 1
+    low, high = (round(lightest * share) for share in _SHADE)
+    return sum(counts[low : high + 1]) >= _SHADOW_SHARE * sum(counts)
 
 
 def _bands_lightened(

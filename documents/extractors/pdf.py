@@ -79,7 +79,7 @@ _RTL = re.compile(r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
 _LATIN_LETTER = re.compile(r"^[0-9A-Za-z\u00c0-\u024f]$")
 _SPACED_MIN_WORDS = 12
 _SPACED_SHARE = 0.6
-_MAX_RENDER_PIXELS = 40_000_000  # a page bigger than A1 at 300 dpi is rendered finer
+_MAX_RENDER_PIXELS = 40_000_000  # a page bigger than A1 at 300 dpi is rendered coarser
 # Chinese, Japanese and Korean: ideographs, kana, hangul, their punctuation and
 # full-width forms. Set vertically (tategaki), it is read column by column.
 _CJK = re.compile(
@@ -298,7 +298,7 @@ def _reads_as(read: str, exact: str) -> bool:
 
 
 def _render(doc: Any, index: int, dpi: int) -> Any:
-    """The page as a grey bitmap at ``dpi`` (finer for huge pages), or None."""
+    """The page as a grey bitmap at ``dpi`` (coarser for huge pages), or None."""
     try:
         page = doc[index]
     except pdfium.PdfiumError:
