@@ -9,15 +9,22 @@ Override anything with GUNICORN_CMD_ARGS, e.g. GUNICORN_CMD_ARGS="--threads 32".
 from pathlib import Path
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
+
+from config.env import Env
 
 # .env as config/settings.py reads it (the environment wins): its WEB_CONCURRENCY is
 # needed here, before any worker has loaded the settings.
 environ.Env.read_env(Path(__file__).resolve().parent.parent / ".env", overwrite=False)
-env = environ.Env()
+env = Env()
 
 wsgi_app = "config.wsgi"
 worker_class = "config.gunicorn_worker.SafeQuitThreadWorker"  # gthread
-workers = env.int("WEB_CONCURRENCY", default=2)
+try:
+    # 0 workers would listen and never answer.
+    workers = env.int("WEB_CONCURRENCY", default=2, low=1, high=256)
+except ImproperlyConfigured as error:
+    raise SystemExit(f"Error: {error}") from None
 threads = 16
 # A worker whose main loop stops answering this long is replaced; requests may take
 # longer (uploads of large files on slow links), since its threads keep it alive.

@@ -133,3 +133,25 @@ def test_check_storage_v0_still_reports_a_missing_file(make_document):
         call_command("check_storage", verbosity=0, stdout=out)
     assert f"Missing file of document {document.pk}" in out.getvalue()
     assert "orphan" not in out.getvalue()
+
+
+def test_gunicorn_refuses_zero_web_workers_at_start():
+    """WEB_CONCURRENCY=0: gunicorn listened and never answered."""
+    result = subprocess.run(
+        [
+            str(REPO_ROOT / ".venv" / "bin" / "gunicorn"),
+            "-c",
+            "config/gunicorn.conf.py",
+            "--check-config",
+        ],
+        cwd=REPO_ROOT,
+        env={**os.environ, "WEB_CONCURRENCY": "0", "DEBUG": "1"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode != 0
+    assert "WEB_CONCURRENCY (environment or .env): 0 is out of range" in (
+        result.stdout + result.stderr
+    )
