@@ -31,7 +31,8 @@ class Flag:
         self._event = threading.Event()
         self._lock = threading.Lock()
         self._read, self._write = os.pipe()
-        weakref.finalize(self, _close, self._read, self._write)
+        # Not at exit: a daemon thread may still set it while the interpreter ends.
+        weakref.finalize(self, _close, self._read, self._write).atexit = False
 
     def fileno(self) -> int:
         return self._read

@@ -196,6 +196,7 @@ class ExtractionWorker:
         self._name = name
         self._states = [_ThreadState(worker_id) for worker_id in self._worker_ids()]
         self._registered = False  # the heartbeats' rows are this worker's
+        self._joined = False  # this start reached the database (``_join``)
         self._callbacks: dict[str, list[Callable]] = defaultdict(list)
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
@@ -239,7 +240,10 @@ class ExtractionWorker:
             state.status = WorkerHeartbeat.State.IDLE
         self._started_at = time.monotonic()
         self.runner.start()
-        self._join()
+        self._joined = self._join()
+        if not self._joined:
+            logger.info("Stopped before the database answered")
+            return
         if self._drain is None:
             self._wakeup.start()
             atexit.register(self._run_on_at_exit)
@@ -309,8 +313,12 @@ class ExtractionWorker:
 
     def _finish(self, clean: bool) -> None:
         atexit.unregister(self._run_on_at_exit)
+        # Stopped while waiting for the database at start: no job was taken, and
+        # there is no heartbeat to mark.
+        joined = self._joined
         try:
-            self._release_leftovers()
+            if joined:
+                self._release_leftovers()
         except DatabaseError:
             # Left processing under heartbeats that stop now: rescue will come.
             logger.exception("Could not release jobs at stop; they will be rescued")
@@ -319,7 +327,8 @@ class ExtractionWorker:
         for state in self._states:
             state.status, state.current_job = WorkerHeartbeat.State.STOPPED, None
         try:
-            self._beat(force=True)
+            if joined:
+                self._beat(force=True)
         except DatabaseError:
             logger.exception("Could not mark the heartbeats stopped")
         drop_connection()
@@ -1070,17 +1079,19 @@ class ExtractionWorker:
         self._last_beat = time.monotonic()
         return True
 
-    def _join(self) -> None:
+    def _join(self) -> bool:
         """Register the heartbeats, waiting for the database if it is away: a worker
-        (re)started during an outage must not exit."""
+        (re)started during an outage must not exit. False if stopped meanwhile."""
         backoff = Backoff()
         while True:
+            if self._stop.is_set():
+                return False
             try:
                 self._register()
                 self._beat(force=True)
-                return
+                return True
             except DatabaseError as exc:
-                if not is_database_fault(exc) or self._stop.is_set():
+                if not is_database_fault(exc):
                     raise
                 if self._drain is not None and self._drain.expired():
                     raise

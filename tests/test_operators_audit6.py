@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from io import StringIO
@@ -155,3 +156,32 @@ def test_gunicorn_refuses_zero_web_workers_at_start():
     assert "WEB_CONCURRENCY (environment or .env): 0 is out of range" in (
         result.stdout + result.stderr
     )
+
+
+def test_a_pool_stopped_while_the_database_is_away_at_start_exits_cleanly():
+    """Ctrl+C while the pool waits for an unreachable database: no traceback, no job
+    to release, no heartbeat to mark, exit 0."""
+    pool = subprocess.Popen(
+        [sys.executable, "manage.py", "process_queue"],
+        cwd=REPO_ROOT,
+        env={
+            **os.environ,
+            "DATABASE_URL": "postgres://postgres@/nowhere?host=/nonexistent",
+            "DEBUG": "1",
+        },
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        for line in pool.stdout:
+            if "Database unavailable at start" in line:
+                break
+        pool.send_signal(signal.SIGINT)
+        output, _ = pool.communicate(timeout=60)
+    finally:
+        if pool.poll() is None:
+            pool.kill()
+            pool.wait(10)
+    assert pool.returncode == 0, output
+    assert "Traceback" not in output and "Stopped before the database" in output

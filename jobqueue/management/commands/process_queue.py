@@ -195,9 +195,10 @@ class Command(BaseCommand):
         worker = ExtractionWorker(num_workers=workers, **options)
         register_signal_handlers(worker, stop_timeout=stop_timeout)
         worker.start()
-        self.stdout.write(
-            f"Processing the queue with {workers} workers. Ctrl+C to stop."
-        )
+        if worker.is_running():  # not stopped while it waited for the database
+            self.stdout.write(
+                f"Processing the queue with {workers} workers. Ctrl+C to stop."
+            )
         worker.wait_stopped()
         self.stdout.write("Stopped.")
 
