@@ -11,7 +11,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils.cache import patch_vary_headers
+from django.utils.cache import patch_cache_control, patch_vary_headers
 
 from documents.api_errors import API_PREFIX, error_body
 from ops.middleware import ENDPOINTS as MACHINE_ENDPOINTS
@@ -111,3 +111,24 @@ def not_allowed_message(method: str, allowed: list[str]) -> str:
     if len(allowed) == 1:
         return f"{message}; it takes {allowed[0]} only."
     return f"{message}; it takes {', '.join(allowed[:-1])} or {allowed[-1]}."
+
+
+class PrivateCacheMiddleware:
+    """What a logged-in person is answered (their documents, pages, files) is
+    theirs: ``Cache-Control: private`` keeps a shared cache (a proxy, a CDN) from
+    handing it to the next person. A response that says how it may be cached
+    already is left as it is."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        user = getattr(request, "user", None)
+        if (
+            user is not None
+            and user.is_authenticated
+            and not response.has_header("Cache-Control")
+        ):
+            patch_cache_control(response, private=True)
+        return response

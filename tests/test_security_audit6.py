@@ -271,3 +271,26 @@ def test_check_deploy_warns_of_a_short_ops_token():
     assert result.returncode == 1
     assert "ops.W001" in result.stderr and "CRON_TOKEN is 7 characters" in result.stderr
     assert "METRICS_TOKEN" not in result.stderr
+
+
+def test_what_a_logged_in_person_is_answered_is_not_for_shared_caches(
+    client, user, make_document
+):
+    document = make_document()
+    client.force_login(user)
+    for path in (
+        reverse("documents:list"),
+        reverse("documents:detail", args=[document.pk]),
+        reverse("documents:download", args=[document.pk]),
+        f"/api/documents/{document.pk}/",
+    ):
+        response = client.get(path)
+        assert response.status_code == 200, path
+        assert "private" in response["Cache-Control"], path
+
+
+def test_a_token_clients_answers_are_private_too(token_client, make_document):
+    document = make_document()
+    response = token_client.get(f"/api/documents/{document.pk}/")
+    assert response.status_code == 200
+    assert "private" in response["Cache-Control"]
