@@ -190,8 +190,11 @@ def _back_to_list(request: HttpRequest) -> str:
     """The list page the action came from (its filters kept), never another site."""
     query = request.POST.get("next", "")
     page = reverse("documents:list")
-    # A line end in it would make the redirect's header invalid (a 500).
-    return f"{page}{query}" if query.startswith("?") and query.isprintable() else page
+    # A line end in it would make the redirect's header invalid (a 500); a bare
+    # "?" (a list without filters) is no query.
+    if query.startswith("?") and len(query) > 1 and query.isprintable():
+        return f"{page}{query}"
+    return page
 
 
 def _skipped_note(skipped: list[Document]) -> str:

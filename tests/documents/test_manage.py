@@ -502,3 +502,12 @@ def test_search_finds_a_document_by_its_title_as_a_name_match(user):
     assert [h.document.pk for h in hits] == [scan.pk, plain.pk]
     document_update_details(document=scan, title="", tag_names=[])
     assert [h.document.pk for h in search_documents(user, "lighthouse")] == [plain.pk]
+
+
+@pytest.mark.parametrize(
+    ("sent", "back"), [("?", ""), ("?status=failed", "?status=failed"), ("", "")]
+)
+def test_a_bulk_action_goes_back_to_the_list_as_it_was(user_client, sent, back):
+    response = user_client.post(reverse("documents:bulk"), {"next": sent})
+    assert response.status_code == 302
+    assert response["Location"] == reverse("documents:list") + back
