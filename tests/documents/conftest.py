@@ -1,5 +1,6 @@
 """Fixtures of the documents' tests: many documents at once, the deletions the admin
-makes through the documents' service, and staff who may delete documents only."""
+makes through the documents' service, staff who may delete documents only, and the
+images OCR reads."""
 
 from __future__ import annotations
 
@@ -62,3 +63,19 @@ def deleter(client, django_user_model):
     )
     client.force_login(staff)
     return staff
+
+
+@pytest.fixture
+def ocr_readings(monkeypatch) -> list[tuple[int, int]]:
+    """The size of each image Tesseract reads (``ocr.Reader._recognise``), in order."""
+    from documents.extractors import ocr
+
+    sizes: list[tuple[int, int]] = []
+    recognise = ocr.Reader._recognise
+
+    def counted(self, image):
+        sizes.append(image.size)
+        return recognise(self, image)
+
+    monkeypatch.setattr(ocr.Reader, "_recognise", counted)
+    return sizes

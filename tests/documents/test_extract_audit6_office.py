@@ -12,7 +12,8 @@ import pptx
 from documents.extractors import extract
 from documents.extractors.detect import detect_format, read_prefix
 from documents.extractors.formats import XLSX, by_extension, named_format
-from tests.files import odt_package, rezipped, write
+from tests.documents.test_extract_odf_epub import odf_package
+from tests.files import write
 
 _W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
 _M = 'xmlns:m="http://schemas.openxmlformats.org/officeDocument/2006/math"'
@@ -74,16 +75,6 @@ def test_a_deck_of_hidden_slides_says_so_not_that_it_is_blank(tmp_path: Path) ->
     assert "hidden" in result.note
 
 
-_ODF_NS = (
-    'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
-    'xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0" '
-    'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '
-    'xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" '
-    'xmlns:presentation="urn:oasis:names:tc:opendocument:xmlns:presentation:1.0" '
-    'office:version="1.3"'
-)
-
-
 def _impress_file(*slides: tuple[str, bool]) -> bytes:
     """An ODP of one text box per slide, (text, hidden) each, hidden by its page
     style as Impress writes it."""
@@ -93,20 +84,13 @@ def _impress_file(*slides: tuple[str, bool]) -> bytes:
         "</draw:frame></draw:page>"
         for text, hidden in slides
     )
-    content = (
-        f'<?xml version="1.0" encoding="UTF-8"?><office:document-content {_ODF_NS}>'
-        "<office:automatic-styles>"
-        '<style:style style:name="dp1" style:family="drawing-page"/>'
+    return odf_package(
+        "presentation",
+        pages,
+        automatic_styles='<style:style style:name="dp1" style:family="drawing-page"/>'
         '<style:style style:name="dpHide" style:family="drawing-page">'
         '<style:drawing-page-properties presentation:visibility="hidden"/>'
-        "</style:style></office:automatic-styles>"
-        f"<office:body><office:presentation>{pages}</office:presentation>"
-        "</office:body></office:document-content>"
-    )
-    mimetype = b"application/vnd.oasis.opendocument.presentation"
-    return rezipped(
-        odt_package(content),
-        lambda name, data: (name, mimetype if name == "mimetype" else data),
+        "</style:style>",
     )
 
 

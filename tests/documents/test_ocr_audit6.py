@@ -57,17 +57,9 @@ def test_a_page_with_a_shadow_across_it_is_read(tmp_path):
     assert reads(text, LINES), text
 
 
-def test_an_evenly_lit_page_is_read_once(tmp_path, monkeypatch):
+def test_an_evenly_lit_page_is_read_once(tmp_path, ocr_readings):
     # Only a page with a shadow pays for a second reading.
-    sizes = []
-    recognise = ocr.Reader._recognise
-
-    def counted(self, image):
-        sizes.append(image.size)
-        return recognise(self, image)
-
-    monkeypatch.setattr(ocr.Reader, "_recognise", counted)
     path = tmp_path / "scan.png"
     path.write_bytes(image_bytes(on_a_desk(text_image(LINES, size=30), 0)))
     assert reads(extract(path).text, LINES)
-    assert len(sizes) == 1, sizes
+    assert len(ocr_readings) == 1, ocr_readings

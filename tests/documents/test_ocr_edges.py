@@ -49,11 +49,9 @@ def test_small_print_is_read_enlarged(tmp_path):
     assert reads(text, LINES + OTHER), text
 
 
-def test_a_dark_picture_or_a_smudge_costs_no_second_reading(tmp_path, monkeypatch):
+def test_a_dark_picture_or_a_smudge_costs_no_second_reading(tmp_path, ocr_readings):
     # A photo's dark parts, a smudge and a heading read already pass for bands: 3 of
     # the corpus's 5 scans were read twice for nothing (twice the time).
-    from documents.extractors import ocr
-
     page = Image.new("L", (1654, 1200), 255)
     page.paste(text_image(LINES, size=30), (80, 40))
     draw = ImageDraw.Draw(page)
@@ -64,14 +62,6 @@ def test_a_dark_picture_or_a_smudge_costs_no_second_reading(tmp_path, monkeypatc
     draw.ellipse((1200, 300, 1230, 330), fill=0)  # a smudge
     path = tmp_path / "scan.png"
     path.write_bytes(image_bytes(page))
-    sizes = []
-    recognise = ocr.Reader._recognise
-
-    def counted(self, image):
-        sizes.append(image.size)
-        return recognise(self, image)
-
-    monkeypatch.setattr(ocr.Reader, "_recognise", counted)
     assert reads(extract(path).text, LINES)
     # The page once, and a look at the picture alone; not the page again.
-    assert sizes.count(page.size) == 1, sizes
+    assert ocr_readings.count(page.size) == 1, ocr_readings
