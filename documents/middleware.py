@@ -143,7 +143,8 @@ class UploadLimitMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if (size := declared_length(request)) and (refusal := too_large(request, size)):
+        declared = declared_length(request.META.get("CONTENT_LENGTH") or "")
+        if declared and (refusal := too_large(request, declared)):
             return refuse(request, refusal)
         if "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower():
             # Django reads no body without a length: it would look like an empty form.
@@ -191,8 +192,8 @@ class BoundedBodyASGI:
         if scope["type"] != "http":
             return await self.application(scope, receive, send)
         limit = max_body_bytes()
-        declared = dict(scope.get("headers", ())).get(b"content-length", b"")
-        if declared.isdigit() and (len(declared) >= 19 or int(declared) > limit):
+        header = dict(scope.get("headers", ())).get(b"content-length", b"")
+        if (declared_length(header.decode("latin-1")) or 0) > limit:
             return await self._refuse(send, limit)
         received = 0
 
@@ -227,8 +228,8 @@ class BoundedBodyASGI:
         await send({"type": "http.response.body", "body": body})
 
 
-def declared_length(request: HttpRequest) -> int | None:
-    """The body's length as its Content-Length says, or None without a number.
+def declared_length(declared: str) -> int | None:
+    """The body's length as its Content-Length header says, or None without a number.
 
     Only ASCII digits, and not too many: a Latin-1 header value such as "²" is a
     digit to ``isdigit()`` and not to ``int()``, and ``int()`` refuses more than
@@ -236,7 +237,6 @@ def declared_length(request: HttpRequest) -> int | None:
     them through (runserver does; gunicorn refuses them itself). Django reads such
     a length as no body; one of 19 digits or more is over any limit.
     """
-    declared = request.META.get("CONTENT_LENGTH") or ""
     if not (declared.isascii() and declared.isdigit()):
         return None
     return int(declared) if len(declared) < 19 else sys.maxsize

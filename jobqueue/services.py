@@ -683,16 +683,12 @@ class QueueManager:
         """Rescue the jobs of workers that are not alive (no heartbeat within the
         threshold, default ``stale_after()``), except ``exclude`` (the caller's own
         live jobs). ``max_retries`` as for ``cleanup_stale_jobs``."""
-        stale_after_seconds = stale_after_seconds or stale_after()
-        alive = WorkerHeartbeat.objects.in_state("alive", stale_after_seconds)
-        orphaned = (
-            QueueItem.objects.filter(status=Status.PROCESSING)
-            .exclude(claimed_by__in=Subquery(alive.values("worker_id")))
-            .exclude(pk__in=list(exclude))
+        orphaned = _orphaned(stale_after_seconds or stale_after())
+        return self._rescue(
+            orphaned.exclude(pk__in=list(exclude)),
+            "its worker stopped responding",
+            max_retries,
         )
-        # A job claimed a moment ago may belong to a worker whose first beat is pending.
-        orphaned = orphaned.filter(started_at__lt=DbNow(-stale_after_seconds))
-        return self._rescue(orphaned, "its worker stopped responding", max_retries)
 
     def silent_holders(
         self, stale_after_seconds: float | None = None
@@ -700,16 +696,7 @@ class QueueManager:
         """The workers ``rescue_stale_workers`` would take jobs from whose heartbeat
         rows say they are running (not stopped, not gone): worker id → last beat.
         Silent, they may be dead, or have shared an outage that has just ended."""
-        stale_after_seconds = stale_after_seconds or stale_after()
-        alive = WorkerHeartbeat.objects.in_state("alive", stale_after_seconds)
-        holders = (
-            QueueItem.objects.filter(
-                status=Status.PROCESSING,
-                started_at__lt=DbNow(-stale_after_seconds),
-            )
-            .exclude(claimed_by__in=Subquery(alive.values("worker_id")))
-            .values("claimed_by")
-        )
+        holders = _orphaned(stale_after_seconds or stale_after()).values("claimed_by")
         return dict(
             WorkerHeartbeat.objects.filter(worker_id__in=Subquery(holders))
             .exclude(status=WorkerHeartbeat.State.STOPPED)
@@ -719,19 +706,20 @@ class QueueManager:
     def wait_for_silent_workers(
         self,
         stale_after_seconds: float | None = None,
-        grace: float | None = None,
+        at_most: float | None = None,
         poll: float = 0.2,
     ) -> list[str]:
         """Before a process that has just reached the database rescues by heartbeat
         (a cron run, the operators' command): give each silent worker holding jobs
-        up to ``grace`` seconds to beat again. After an outage every worker shared,
-        all heartbeats are stale and the live ones beat within an interval of the
-        database's return, which is at most a third of the stale threshold (the
-        workers refuse a longer one): ``grace`` defaults to that, plus a second.
-        Returns the workers still silent (those a rescue may take jobs from)."""
+        time to beat again. After an outage every worker shared, all heartbeats are
+        stale and the live ones beat within an interval of the database's return,
+        which is at most a third of the stale threshold (the workers refuse a
+        longer one): the grace is that, plus a second, and ``at_most`` seconds if
+        given. Returns the workers still silent (those a rescue may take jobs from)."""
         stale_after_seconds = stale_after_seconds or stale_after()
-        if grace is None:
-            grace = stale_after_seconds / 3 + 1.0
+        grace = stale_after_seconds / 3 + 1.0
+        if at_most is not None:
+            grace = min(grace, max(at_most, 0.0))
         silent = self.silent_holders(stale_after_seconds)
         deadline = time.monotonic() + grace
         while silent and time.monotonic() < deadline:
@@ -887,6 +875,15 @@ class DocumentQueueService:
 
     def get_queue_stats(self) -> dict[str, Any]:
         return self.queue.get_queue_stats()
+
+
+def _orphaned(stale_after_seconds: float) -> QuerySet:
+    """Processing items whose worker is not alive (no heartbeat within the
+    threshold); not one claimed within it, whose worker's first beat may be pending."""
+    alive = WorkerHeartbeat.objects.in_state("alive", stale_after_seconds)
+    return QueueItem.objects.filter(
+        status=Status.PROCESSING, started_at__lt=DbNow(-stale_after_seconds)
+    ).exclude(claimed_by__in=Subquery(alive.values("worker_id")))
 
 
 def _subjects() -> Any:

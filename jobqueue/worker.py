@@ -962,12 +962,11 @@ class ExtractionWorker:
         not beat. Silent workers holding jobs get the time a live one takes to beat
         again (at most half the drain's budget, taken from it), so that the rescue
         takes only the jobs of dead ones. Nothing to wait for, nothing waited."""
-        grace = self.stale_worker_seconds / 3 + 1.0
-        if self._drain.deadline is not None:
-            grace = min(grace, (self._drain.deadline - time.monotonic()) / 2)
+        deadline = self._drain.deadline
         started = time.monotonic()
         silent = self.queue.wait_for_silent_workers(
-            self.stale_worker_seconds, grace=max(grace, 0.0)
+            self.stale_worker_seconds,
+            at_most=None if deadline is None else (deadline - started) / 2,
         )
         waited = time.monotonic() - started
         if waited >= 0.5:

@@ -80,7 +80,7 @@ def test_a_cron_run_right_after_a_shared_outage_leaves_the_live_pools_job(
 
 def test_the_cron_runs_wait_costs_nothing_without_silent_workers(queue):
     """The wait is only for silent workers holding jobs: none, no wait."""
-    assert queue.wait_for_silent_workers(STALE, grace=30) == []
+    assert queue.wait_for_silent_workers(STALE, at_most=30) == []
 
 
 def test_a_dead_workers_jobs_are_still_rescued_after_the_grace(user, queue):
@@ -101,7 +101,7 @@ def test_a_dead_workers_jobs_are_still_rescued_after_the_grace(user, queue):
         claimed_by="gone:1:w1",
         started_at=DbNow(-3600),
     )
-    assert queue.wait_for_silent_workers(STALE, grace=0.3) == ["gone:1:w1"]
+    assert queue.wait_for_silent_workers(STALE, at_most=0.3) == ["gone:1:w1"]
     assert queue.rescue_stale_workers(STALE) == 1
 
 
