@@ -260,9 +260,6 @@ def pause_view(model_admin: ModelAdmin, request: HttpRequest) -> HttpResponse:
         return HttpResponseBadRequest("Send paused=1 to pause or paused=0 to resume.")
     paused = request.POST["paused"] == "1"
     QueueControl.set_paused(paused, by=request.user.get_username())
-    logger.info(
-        "Queue %s by %s", "paused" if paused else "resumed", request.user.get_username()
-    )
     model_admin.message_user(
         request,
         "Processing paused: workers finish their current jobs and take no new ones."

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from django.conf import settings
@@ -11,6 +12,8 @@ from django.utils import timezone
 from django_tasks.base import TASK_MAX_PRIORITY, TASK_MIN_PRIORITY
 
 from jobqueue.sql import DbNow, dialect
+
+logger = logging.getLogger(__name__)
 
 
 class Status(models.TextChoices):
@@ -342,16 +345,21 @@ class QueueControl(models.Model):
         return cls.objects.filter(pk=1, paused=True).exists()
 
     @classmethod
-    def set_paused(cls, paused: bool, *, by: str = "") -> None:
+    def set_paused(cls, paused: bool, *, by: str = "") -> bool:
+        """Pause or resume all processing, logged with who did it; False when it
+        already was so, which changes nothing (not who paused it, nor when)."""
         with transaction.atomic():
-            cls.objects.update_or_create(
-                pk=1,
-                defaults={
-                    "paused": paused,
-                    "changed_at": timezone.now(),
-                    "changed_by": by,
-                },
+            control, _ = cls.objects.select_for_update().get_or_create(pk=1)
+            if control.paused == paused:
+                return False
+            control.paused, control.changed_at, control.changed_by = (
+                paused,
+                timezone.now(),
+                by,
             )
+            control.save()
             # Idle workers read the switch when woken, not every second.
             with connection.cursor() as cursor:
                 dialect().notify(cursor)
+        logger.info("Queue %s by %s", "paused" if paused else "resumed", by or "?")
+        return True

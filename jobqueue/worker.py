@@ -437,7 +437,19 @@ class ExtractionWorker:
         self._paused.set()
 
     def resume(self) -> None:
+        """Take jobs again after ``pause``. An operator's pause of all processing
+        (the queue dashboard, ``pause_queue``) is not this worker's to lift: it
+        holds, and the log says where to lift it."""
         self._paused.clear()
+        try:
+            held = QueueControl.is_paused()
+        except DatabaseError:  # the heartbeat reads the switch again
+            held = False
+        if held:
+            logger.warning(
+                "Processing stays paused: an operator paused it for every worker. "
+                "Resume it on the queue dashboard or with manage.py resume_queue."
+            )
         self._wakeup.notify()
 
     def is_running(self) -> bool:

@@ -73,6 +73,8 @@ BAD_INPUT = {
     "ensure_first_user": [(["--username", "no spaces here"], "Enter a valid")],
     "check_storage": [(["--older-than", "-3"], "not allowed")],
     "make_thumbnails": [(["--everything"], "unrecognized arguments")],
+    "pause_queue": [(["--now"], "unrecognized arguments")],
+    "resume_queue": [(["now"], "unrecognized arguments")],
 }
 
 

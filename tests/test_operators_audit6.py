@@ -99,6 +99,8 @@ def test_cron_commands_print_nothing_with_v0(make_document):
         ("check_storage",),
         ("make_thumbnails",),
         ("ensure_first_user",),  # a user exists: nothing to say
+        ("pause_queue",),
+        ("resume_queue",),
     ]
     for command in commands:
         out, err = StringIO(), StringIO()

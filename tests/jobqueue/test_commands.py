@@ -1,4 +1,5 @@
-"""The operators' commands: clear_queue, rescue_stale_jobs, import_documents, users."""
+"""The operators' commands: clear_queue, rescue_stale_jobs, pause_queue and
+resume_queue, import_documents, users."""
 
 from __future__ import annotations
 
@@ -12,7 +13,13 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from documents.models import Document
-from jobqueue.models import ExtractionMetric, QueueItem, Status, WorkerHeartbeat
+from jobqueue.models import (
+    ExtractionMetric,
+    QueueControl,
+    QueueItem,
+    Status,
+    WorkerHeartbeat,
+)
 from jobqueue.services import delete_finished_items
 
 pytestmark = pytest.mark.django_db
@@ -50,6 +57,32 @@ def test_clear_queue_deletes_only_old_finished_items(make_document, queue):
     )
     assert "Deleted 1 queue item " in run("clear_queue", "--older-than", "7")
     assert set(QueueItem.objects.values_list("pk", flat=True)) == {recent_done, active}
+
+
+def test_pause_queue_and_resume_queue_work_the_operators_switch(
+    make_document, queue, caplog
+):
+    """A deploy script pauses processing as the dashboard's switch does: a cron
+    tick then takes nothing; saying it twice changes nothing and tells who paused."""
+    job = queue.enqueue(make_document().pk)
+    assert run("pause_queue").startswith("Processing paused: workers finish")
+    control = QueueControl.objects.get(pk=1)
+    assert control.paused and control.changed_by.endswith("(manage.py)")
+    assert "Queue paused by " in caplog.text
+    assert run("process_queue", "--once", "--json") == (
+        '{"processed": 0, "completed": 0, "failed": 0, "paused": true}\n'
+    )
+    assert QueueItem.objects.get(pk=job).status == Status.PENDING
+
+    again = run("pause_queue")
+    assert again.startswith(f"Processing was already paused (by {control.changed_by}, ")
+    assert QueueControl.objects.get(pk=1).changed_at == control.changed_at
+
+    assert run("resume_queue") == "Processing resumed.\n"
+    assert not QueueControl.is_paused()
+    assert run("resume_queue") == "Processing was already running.\n"
+    assert run("pause_queue", "-v0") == ""
+    assert QueueControl.is_paused()
 
 
 def test_a_job_retried_after_the_clear_read_it_is_not_deleted(make_document, queue):

@@ -163,6 +163,13 @@ def test_pause_and_resume_locally_and_through_the_operators_switch(
 
     QueueControl.set_paused(True, by="operator")
     wait_for(worker.is_paused, 10)
+    # The guide's advice for a queue not draining, worker.resume(), cannot lift an
+    # operator's pause of every worker: it holds, and the log says where to lift it.
+    worker.resume()
+    assert worker.is_paused()
+    assert "Resume it on the queue dashboard or with manage.py resume_queue" in (
+        caplog.text
+    )
     second = worker.enqueue(make_document(b"two").pk)
     wait_for(lambda: worker.get_status()["workers"][0]["status"] == "paused", 10)
     assert status_of(second) == Status.PENDING

@@ -1,0 +1,40 @@
+"""Pause all processing, as the pause switch of the admin's queue dashboard does:
+for a deploy or a migration, from a script."""
+
+from __future__ import annotations
+
+import getpass
+
+from django.core.management.base import BaseCommand
+
+from jobqueue.models import QueueControl
+
+
+class Command(BaseCommand):
+    help = (
+        "Pause all processing: every worker finishes its current jobs and takes no "
+        "new ones until resume_queue (or the queue dashboard) resumes it."
+    )
+    paused = True
+    done = (
+        "Processing paused: workers finish their current jobs and take no new ones. "
+        "manage.py resume_queue resumes it."
+    )
+
+    def handle(self, *, verbosity: int, **options) -> None:
+        try:
+            who = getpass.getuser()
+        except (KeyError, OSError):  # a container's user without a passwd entry
+            who = "?"
+        changed = QueueControl.set_paused(self.paused, by=f"{who} (manage.py)")
+        if verbosity == 0:  # from a script: nothing to print
+            return
+        if changed:
+            self.stdout.write(self.done)
+            return
+        control = QueueControl.objects.get(pk=1)
+        since = ""
+        if control.paused:  # who paused it, for whoever must ask them
+            by = f"by {control.changed_by}, " if control.changed_by else ""
+            since = f" ({by}since {control.changed_at:%Y-%m-%d %H:%M} UTC)"
+        self.stdout.write(f"Processing was already {control}{since}.")
