@@ -51,6 +51,8 @@ def test_delete_asks_first_then_removes_file_text_and_jobs(
     page = user_client.get(url)
     assert page.status_code == 200
     assert b"cannot be undone" in page.content and b"secret.txt" in page.content
+    # The tab and the history say what is about to go.
+    assert "<title>Delete “secret.txt”? · Documents</title>" in page.content.decode()
     assert Document.objects.filter(pk=doc.pk).exists()
     with django_capture_on_commit_callbacks(execute=True):
         response = user_client.post(url)
@@ -156,6 +158,7 @@ def test_bulk_delete_confirms_then_deletes_only_the_persons_own(
     assert page.status_code == 200
     body = page.content.decode()
     assert "Delete 2 documents?" in body and "theirs.txt" not in body
+    assert "<title>Delete 2 documents? · Documents</title>" in body
     assert Document.objects.count() == 3
     with django_capture_on_commit_callbacks(execute=True):
         client.post(
