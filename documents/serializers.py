@@ -95,7 +95,12 @@ class DocumentSerializer(serializers.ModelSerializer):
         read_only_fields = fields
         extra_kwargs = {
             "size": {"help_text": "Bytes."},
-            "page_count": {"help_text": "Pages read; null until processed."},
+            "page_count": {
+                "help_text": "Pages read (a presentation's slides, an image's "
+                "frames); null until processed, and where the format has no pages "
+                "(plain text, Markdown, CSV, HTML, e-mail, EPUB, RTF, spreadsheets) "
+                "or a word processor's file does not record them."
+            },
             "confidence": {
                 "help_text": "How sure the reading is, 0 to 1, averaged over pages "
                 "(OCR's word confidence; 1.0 for text read as written); null until "
