@@ -80,6 +80,7 @@ _LATIN_LETTER = re.compile(r"^[0-9A-Za-z\u00c0-\u024f]$")
 _SPACED_MIN_WORDS = 12
 _SPACED_SHARE = 0.6
 _MAX_RENDER_PIXELS = 40_000_000  # a page bigger than A1 at 300 dpi is rendered coarser
+_SMALL_RENDER_PIXELS = 2_000_000  # smaller than A6 at 300 dpi: see _render
 # Chinese, Japanese and Korean: ideographs, kana, hangul, their punctuation and
 # full-width forms. Set vertically (tategaki), it is read column by column.
 _CJK = re.compile(
@@ -305,12 +306,28 @@ def _render(doc: Any, index: int, dpi: int) -> Any:
         return None
     try:
         width, height = page.get_size()
-        scale = min(dpi / 72, math.sqrt(_MAX_RENDER_PIXELS / max(width * height, 1)))
+        scale = dpi / 72
+        if width * height * scale**2 < _SMALL_RENDER_PIXELS:
+            # A page this small (a scan whose file claims 2,400 dpi, a till
+            # receipt) is rendered at its scan's own resolution when that is finer.
+            scale = max(scale, _scan_scale(page))
+        scale = min(scale, math.sqrt(_MAX_RENDER_PIXELS / max(width * height, 1)))
         return page.render(scale=scale, grayscale=True)
     except pdfium.PdfiumError:
         return None
     finally:
         page.close()
+
+
+def _scan_scale(page: Any) -> float:
+    """Pixels per point of the page's finest image (0 without one)."""
+    finest = 0.0
+    for image in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=4):
+        left, bottom, right, top = image.get_bounds()
+        pixels = math.prod(image.get_px_size())
+        if right > left and top > bottom:
+            finest = max(finest, math.sqrt(pixels / ((right - left) * (top - bottom))))
+    return finest
 
 
 def _result(
@@ -406,6 +423,11 @@ def _pdfium_document(
     finally:
         doc.close()
     pages = [page for page, _ in read]
+    # PDFium takes the page tree's /Count on trust: one that overstates its kids
+    # (a merging tool's slip) made up pages at the end that "could not be read".
+    leaves = _pages_in_tree(path) if pages[-1].damaged else None
+    if leaves and leaves < total and all(p.damaged for p in pages[leaves:]):
+        pages, read, total = pages[:leaves], read[:leaves], leaves
     suspects = [i for i, (_, suspect) in enumerate(read) if suspect]
     repaired = False
     for i, body in _plumber_pages(path, suspects).items():
@@ -1029,15 +1051,17 @@ def _columns(tier: list[_Run]) -> list[list[_Run]]:
 
 
 def _image_share(page: Any) -> float:
-    """The share of the page that its images cover (overlaps counted twice)."""
-    width, height = page.get_size()
+    """The share of the page that its images cover (overlaps counted twice). The
+    page is its box where it lies: a media box need not start at 0, 0 (a page cut
+    from a larger sheet, a CAD export: [0 -842 595 0])."""
+    x0, y0, x1, y1 = page.get_bbox()
     covered = 0.0
     for image in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=4):
         left, bottom, right, top = image.get_bounds()
-        covered += max(0.0, min(right, width) - max(left, 0.0)) * max(
-            0.0, min(top, height) - max(bottom, 0.0)
+        covered += max(0.0, min(right, x1) - max(left, x0)) * max(
+            0.0, min(top, y1) - max(bottom, y0)
         )
-    return covered / max(width * height, 1.0)
+    return covered / max((x1 - x0) * (y1 - y0), 1.0)
 
 
 def _object_kinds(page: Any) -> set[int]:
@@ -1563,6 +1587,41 @@ def _plumber_document(
     if not pages and not no_pages:
         raise CorruptFileError("it has no pages")
     return pages, total
+
+
+def _pages_in_tree(path: str | os.PathLike[str]) -> int | None:
+    """How many pages the page tree lists, walked through its /Kids (a kid that
+    is no page node counts as a page, damaged or missing); None when it cannot be
+    walked."""
+    try:
+        from pdfminer.pdfdocument import PDFDocument
+        from pdfminer.pdfparser import PDFParser
+        from pdfminer.pdftypes import PDFObjRef, resolve1
+
+        with open(path, "rb") as fh:
+            catalog = PDFDocument(PDFParser(fh)).catalog
+            seen: set[int] = set()
+            leaves = 0
+            stack: list[Any] = [catalog.get("Pages")]
+            while stack:
+                ref = stack.pop()
+                if isinstance(ref, PDFObjRef):
+                    if ref.objid in seen:
+                        continue
+                    seen.add(ref.objid)
+                try:
+                    node = resolve1(ref)
+                except Exception:  # a kid that cannot be loaded: a damaged page
+                    node = None
+                kids = resolve1(node.get("Kids")) if isinstance(node, dict) else None
+                if isinstance(kids, list):
+                    stack += kids
+                else:
+                    leaves += 1
+            return leaves
+    # pdfminer raises many types (see _plumber_document): PDFium's count stands.
+    except Exception:
+        return None
 
 
 def _empty_page_tree(doc: Any) -> bool:
