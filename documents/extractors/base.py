@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -65,6 +65,28 @@ def page_ranges(pages: list[int]) -> str:
 def join_notes(*notes: str) -> str:
     """Several notes as one, skipping empty ones."""
     return " ".join(note for note in notes if note)
+
+
+_CELL_SPACE = re.compile(r"[ \t\r\n]+")
+
+
+def table_row_lines(cells: list[list[str]]) -> Iterator[str]:
+    """A word processor's table row, given each cell's lines: one line of its cells
+    separated by tabs (as spreadsheets' rows are read) when every cell holds at
+    most one line, a row of data; else each cell's lines in turn, as for a page
+    laid out in a table (a letterhead, a CV's two columns), which one line would
+    run together. Blank lines are left out; a row that shows no text gives none."""
+    cells = [[line for line in lines if line.strip()] for lines in cells]
+    if any(len(lines) > 1 for lines in cells):
+        for lines in cells:
+            yield from lines
+        return
+    # A tab or a line break inside a cell would read as the next cell or row.
+    line = "\t".join(
+        _CELL_SPACE.sub(" ", lines[0]).strip() if lines else "" for lines in cells
+    )
+    if line := line.rstrip("\t"):
+        yield line
 
 
 class TextBuilder:

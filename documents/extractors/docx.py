@@ -1,5 +1,5 @@
-"""DOCX extraction: body (tables and nested tables included), SmartArt and chart
-labels, notes, headers, footers."""
+"""DOCX extraction: body (tables a row a line, cells separated by tabs), SmartArt
+and chart labels, notes, headers, footers."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from .base import (
     ExtractOptions,
     TextBuilder,
     UnsupportedFileError,
+    table_row_lines,
     unreadable,
 )
 from .detect import office_main_part
@@ -74,7 +75,13 @@ _RUBY_TEXT = f"{_W}rt"
 # runs on into the next one, as Word shows it once the changes are accepted.
 _MARK = f"{_W}pPr/{_RPR}"
 _MARK_REMOVED = (_DELETED, _MOVED_AWAY)
-_BLOCK_ENDS = (f"{_W}tbl", _SDT, f"{_W}sectPr", _ALT_CHUNK)
+# Tables: rows (w:tr) of cells (w:tc), either of them may stand in a content
+# control or custom XML; a cell's text is one line, its white space one space.
+_TBL, _TR, _TC, _TC_PR = f"{_W}tbl", f"{_W}tr", f"{_W}tc", f"{_W}tcPr"
+_GRID_SPAN = f"{_TC_PR}/{_W}gridSpan"
+_WRAPPERS = frozenset({_SDT, f"{_W}sdtContent", f"{_W}customXml"})
+_MAX_COLUMNS = 63  # Word's widest table: a hostile span counts no more
+_BLOCK_ENDS = (_TBL, _SDT, f"{_W}sectPr", _ALT_CHUNK)
 _MAX_CHUNK_DEPTH = 4  # Word documents embedded in embedded Word documents
 
 
@@ -206,10 +213,10 @@ def _paragraphs(
     numbering: _Numbering,
     depth: int = 0,
 ) -> Iterator[str]:
-    """Yield each w:p's shown text in document order, so table cells come row by
-    row, after its list number or bullet; a page embedded whole (w:altChunk) where
-    it stands. `hidden`: the styles that hide or show their text; `depth`: how
-    many Word chunks this one lies in."""
+    """Yield each w:p's shown text in document order, after its list number or
+    bullet; a table row by row, a line each; a page embedded whole (w:altChunk)
+    where it stands. `hidden`: the styles that hide or show their text; `depth`:
+    how many Word chunks this one lies in."""
     # Text read elsewhere: mc:Fallback repeats the mc:Choice content (e.g. text
     # boxes) for old readers, w:moveFrom is moved text at its old place. Ruby
     # text is a reading shown above its base, which is the text. Deleted runs
@@ -223,15 +230,58 @@ def _paragraphs(
     for control in list(root.iter(_SDT)):
         shown = control.find(_SHOWING_PROMPT)
         if shown is not None and shown.get(_VAL, "1") not in _OFF:
-            control.getparent().remove(control)
-    counters: dict[str, dict[int, int]] = {}  # each part numbers its own lists
-    # Paragraphs that run on from one whose mark went: the text and graphics before.
-    joined: dict[Any, tuple[str, list[Any]]] = {}
-    for p in root.iter(_P, _ALT_CHUNK):
-        if p.tag == _ALT_CHUNK:
-            yield from _chunk_lines(part, p.get(_R_ID), depth)
-            continue
-        head, head_graphics = joined.pop(p, ("", []))
+            cells = control.findall(f"{_W}sdtContent/{_TC}")
+            for cell in cells:  # a cell's control: its cell stays, empty, in its column
+                for child in [c for c in cell if c.tag != _TC_PR]:
+                    cell.remove(child)
+            if not cells:
+                control.getparent().remove(control)
+    yield from _Story(part, hidden, numbering, depth).lines(root)
+
+
+class _Story:
+    """One part's text as it is read, in order: a body, a header, the notes. Its
+    lists are counted on, and paragraphs run on, across its tables' cells."""
+
+    def __init__(
+        self, part: Any, hidden: dict[str, bool], numbering: _Numbering, depth: int
+    ) -> None:
+        self.part, self.hidden, self.numbering = part, hidden, numbering
+        self.depth = depth
+        self.counters: dict[str, dict[int, int]] = {}  # each part numbers its own
+        # Paragraphs that run on from one whose mark went: the text and graphics before.
+        self.joined: dict[Any, tuple[str, list[Any]]] = {}
+
+    def lines(self, root: Any) -> Iterator[str]:
+        """The lines of what `root` holds: paragraphs, tables, embedded pages."""
+        for el in _blocks(root):
+            if el.tag == _TBL:
+                yield from self.rows(el)
+            elif el.tag == _ALT_CHUNK:
+                yield from _chunk_lines(self.part, el.get(_R_ID), self.depth)
+            else:
+                yield from self.paragraph(el)
+
+    def rows(self, table: Any) -> Iterator[str]:
+        """A table's rows as ``table_row_lines`` reads them. A merged cell's text
+        comes once, the columns it spans stay as empty cells (as other formats'
+        merged cells), so the columns line up."""
+        for row in _within(table, _TR):
+            cells: list[list[str]] = [[]] * _span(
+                row.find(f"{_W}trPr/{_W}gridBefore"), absent=0
+            )
+            for cell in _within(row, _TC):
+                # Cells that continue a merged one, below it (w:vMerge) or, as older
+                # Word merged them, beside it (w:hMerge): empty.
+                merged = _continues(cell, "vMerge") or _continues(cell, "hMerge")
+                lines = [] if merged else list(self.lines(cell))
+                cells += [lines] + [[]] * (_span(cell.find(_GRID_SPAN)) - 1)
+            yield from table_row_lines(cells)
+
+    def paragraph(self, p: Any) -> Iterator[str]:
+        """A paragraph's line, after its number or bullet, then its graphics'
+        lines; nothing when it runs on into the next one."""
+        head, head_graphics = self.joined.pop(p, ("", []))
         # A text box nests whole paragraphs inside a run; those are yielded on their
         # own turn, so skip their pieces here. (Rare, hence the cheap check first.)
         nested = next(islice(p.iter(_P), 1, 2), None) is not None
@@ -239,8 +289,8 @@ def _paragraphs(
         # paragraph's own w:pPr/w:rPr hides only its mark, not its text.)
         style = p.find(f"{_W}pPr/{_W}pStyle")
         style_id = style.get(_VAL, "") if style is not None else ""
-        by_style = hidden.get(style_id) if style is not None else None
-        line, hid_text = _own_text(p, nested, by_style, hidden)
+        by_style = self.hidden.get(style_id) if style is not None else None
+        line, hid_text = _own_text(p, nested, by_style, self.hidden)
         graphics = head_graphics + [
             el
             for el in p.iter(CHART, DIAGRAM)
@@ -248,17 +298,57 @@ def _paragraphs(
         ]
         following = _next_paragraph(p) if _mark_removed(p) else None
         if following is not None and not (line or graphics or head):
-            continue  # deleted whole: the next paragraph keeps its own number
+            return  # deleted whole: the next paragraph keeps its own number
         # Run on: the joined paragraph keeps the first one's number.
-        label = "" if head else numbering.label(p, style_id, counters)
+        label = "" if head else self.numbering.label(p, style_id, self.counters)
         # A list item whose text is all hidden shows no number either.
         shown = head + (line if hid_text and not line else label + line)
         if following is not None:
-            joined[following] = (shown, graphics)
-            continue
+            self.joined[following] = (shown, graphics)
+            return
         if shown or not graphics:  # a paragraph that only holds a graphic: its text
             yield shown
-        yield from _graphic_lines(graphics, part)
+        yield from _graphic_lines(graphics, self.part)
+
+
+def _blocks(parent: Any) -> Iterator[Any]:
+    """The paragraphs, tables and embedded pages under `parent` in document order,
+    not those inside the tables (read with them). lxml walks a part without a
+    table, and a table is walked once, however deep it lies in others."""
+    for child in parent:
+        if child.tag == _TBL:
+            yield child
+        elif next(child.iter(_TBL), None) is None:
+            yield from child.iter(_P, _ALT_CHUNK)
+        else:
+            if child.tag == _P:  # its text box holds a table: it comes first
+                yield child
+            yield from _blocks(child)
+
+
+def _within(parent: Any, tag: str) -> Iterator[Any]:
+    """The children of `parent` with `tag`, those inside content controls (w:sdt)
+    and custom XML (w:customXml) included: a table's rows, a row's cells."""
+    for child in parent:
+        if child.tag == tag:
+            yield child
+        elif child.tag in _WRAPPERS:
+            yield from _within(child, tag)
+
+
+def _continues(cell: Any, merge: str) -> bool:
+    """Whether a cell continues a merged one (w:vMerge or w:hMerge, "continue" when
+    it says nothing)."""
+    found = cell.find(f"{_TC_PR}/{_W}{merge}")
+    return found is not None and found.get(_VAL, "continue") == "continue"
+
+
+def _span(el: Any, absent: int = 1) -> int:
+    """The columns a w:gridSpan (or w:gridBefore) counts, `absent` without one, and
+    within Word's widest table."""
+    if el is None:
+        return absent
+    return max(absent, min(_int(el.get(_VAL), absent), _MAX_COLUMNS))
 
 
 def _own_text(

@@ -29,6 +29,7 @@ from .base import (
     ExtractOptions,
     TextBuilder,
     parse_xml,
+    table_row_lines,
     unreadable,
 )
 from .detect import MEMBER_ERRORS
@@ -336,43 +337,106 @@ def _hidden(el: Any, hidden_styles: frozenset[tuple[str, str]]) -> bool:
 
 
 def _headers_and_footers(styles: Any) -> Iterator[str]:
-    """The master pages' headers and footers (styles.xml), each text once."""
+    """The master pages' headers and footers (styles.xml), each line once."""
     if styles is None:
         return
-    hidden_styles = _hidden_styles(styles)
+    flow = _Flow(_hidden_styles(styles), None, None)
     seen = set()
     for part in styles.iter(*_PAGE_MARGINS):
-        for block in part.iter(*_BLOCKS):
-            if _shown(block, hidden_styles):
-                line = _text(block, hidden_styles)
-                if line.strip() and line not in seen:
-                    seen.add(line)
-                    yield line
+        for line in flow.lines(part):
+            if line.strip() and line not in seen:
+                seen.add(line)
+                yield line
 
 
 def _blocks(
     root: Any,
     hidden_styles: frozenset[tuple[str, str]],
     lists: _Lists,
-    objects: _Objects,
+    objects: _Objects | _Inline,
 ) -> Iterator[str]:
     """Each heading and paragraph of the body in order, after its list number or
-    bullet, an embedded chart's labels or formula after the paragraph it stands in,
-    then the notes' paragraphs."""
-    notes = []
+    bullet, a table row by row, an embedded chart's labels or formula after the
+    paragraph it stands in, then the notes' lines."""
+    flow = _Flow(hidden_styles, lists, objects)
     body = root.find(f"{_OFFICE}body")
-    for block in (root if body is None else body).iter(*_BLOCKS, _OBJECT):
-        if not _shown(block, hidden_styles):
-            continue
-        owner = _aside(block)
-        if block.tag == _OBJECT:
+    yield from flow.lines(root if body is None else body)
+    yield from flow.notes
+
+
+class _Flow:
+    """A text's lines as they are read in order; its notes' lines are kept in
+    `notes`, to follow the body (as Word's do). Without `lists`, no numbers; without
+    `objects`, no charts."""
+
+    def __init__(
+        self,
+        hidden_styles: frozenset[tuple[str, str]],
+        lists: _Lists | None,
+        objects: _Objects | _Inline | None,
+    ) -> None:
+        self.hidden_styles, self.lists, self.objects = hidden_styles, lists, objects
+        self.notes: list[str] = []
+
+    def lines(self, root: Any) -> Iterator[str]:
+        """The lines of what `root` holds: paragraphs, tables, charts, formulas."""
+        for block in _outside_tables(root):
+            if not _shown(block, self.hidden_styles):
+                continue
+            owner = _aside(block, root)
+            if owner is not None and owner.tag != _NOTE:
+                continue  # a comment, or text a tracked change deleted
+            if block.tag == _SHEET:
+                found: Iterator[str] = self.rows(block)
+            elif block.tag == _OBJECT:
+                found = iter(())
+                if owner is None and self.objects is not None:
+                    found = _object_lines(block, self.objects)
+            else:
+                label = "" if self.lists is None else self.lists.label(block)
+                found = iter((label + _text(block, self.hidden_styles),))
             if owner is None:
-                yield from _object_lines(block, objects)
-        elif owner is None:
-            yield lists.label(block) + _text(block, hidden_styles)
-        elif owner.tag == _NOTE:
-            notes.append(lists.label(block) + _text(block, hidden_styles))
-    yield from notes
+                yield from found
+            else:
+                self.notes.extend(found)
+
+    def rows(self, table: Any) -> Iterator[str]:
+        """A text table's rows as ``table_row_lines`` reads them (as a DOCX table's);
+        a merged cell's text once, the cells it covers empty, so the columns line
+        up."""
+        position = 0
+        for row in _table_rows(table):
+            cells: list[list[str]] = []
+            for cell in row.iterchildren(_CELL, _COVERED_CELL):
+                times = min(
+                    _count(cell.get(_COLUMNS_REPEATED)), _MAX_COLUMNS - len(cells)
+                )
+                # A covered cell lies under a merged one: what it may hold is not shown.
+                cells += [list(self.lines(cell)) if cell.tag == _CELL else []] * times
+                if len(cells) >= _MAX_COLUMNS:
+                    break
+            times = min(_count(row.get(_ROWS_REPEATED)), _MAX_ROWS - position)
+            position += times
+            lines = list(table_row_lines(cells))
+            for _ in range(times):  # the reader stops at the text limit
+                yield from lines
+            if position >= _MAX_ROWS:
+                return
+
+
+def _outside_tables(parent: Any) -> Iterator[Any]:
+    """The paragraphs, headings, objects and tables under `parent` in document
+    order, not those inside the tables (read with them). lxml walks a part without
+    a table, and a table is walked once, however deep it lies in others."""
+    for child in parent:
+        if child.tag == _SHEET:
+            yield child
+        elif next(child.iter(_SHEET), None) is None:
+            yield from child.iter(*_BLOCKS, _OBJECT)
+        else:
+            if child.tag in _BLOCKS:  # its text box holds a table: it comes first
+                yield child
+            yield from _outside_tables(child)
 
 
 def _shown(block: Any, hidden_styles: frozenset[tuple[str, str]]) -> bool:
@@ -383,9 +447,12 @@ def _shown(block: Any, hidden_styles: frozenset[tuple[str, str]]) -> bool:
     )
 
 
-def _aside(block: Any) -> Any:
-    """The comment, note or tracked change that holds a block, if any."""
+def _aside(block: Any, within: Any = None) -> Any:
+    """The comment, note or tracked change that holds a block, if any (and inside
+    `within`, if given)."""
     for ancestor in block.iterancestors():
+        if ancestor is within:
+            return None
         if ancestor.tag in _ASIDE:
             return ancestor
     return None

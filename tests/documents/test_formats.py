@@ -280,7 +280,7 @@ NEW_FORMATS = [
         "minutes.odt",
         lambda: odt_bytes("The orchard committee met on Monday."),
         "application/vnd.oasis.opendocument.text",
-        ["Minutes", "orchard committee met", "rent\n900"],
+        ["Minutes", "orchard committee met", "rent\t900"],
         id="odt",
     ),
     pytest.param(
