@@ -23,6 +23,7 @@ from .base import (
     UnsupportedFileError,
     damaged_xml,
     short_reason,
+    table_row_lines,
     unreadable,
 )
 from .detect import MEMBER_ERRORS
@@ -290,9 +291,15 @@ def _shape_lines(shape: Any) -> Iterator[str]:
                 yield paragraph.text.replace(_VERTICAL_TAB, "\n")
     elif getattr(shape, "has_table", False):
         for row in shape.table.rows:
-            cells = [cell.text.replace(_VERTICAL_TAB, "\n") for cell in row.cells]
-            if any(cell.strip() for cell in cells):
-                yield "\t".join(cells)
+            yield from table_row_lines(
+                [
+                    [
+                        p.text.replace(_VERTICAL_TAB, "\n")
+                        for p in cell.text_frame.paragraphs
+                    ]
+                    for cell in row.cells
+                ]
+            )
     else:  # a graphic frame: SmartArt's text is in a part of its own
         yield from diagram_lines(shape.element, shape.part)
 

@@ -215,12 +215,18 @@ def test_line_breaks_are_newlines_in_slides_tables_notes_and_smartart(
     table = slide.shapes.add_table(1, 2, 0, 0, Inches(4), Inches(1)).table
     table.cell(0, 0).text = "Opening\vhours"
     table.cell(0, 1).text = "9 to 5"
+    # A cell of several paragraphs: its row is read cell after cell.
+    layout = slide.shapes.add_table(1, 2, 0, 0, Inches(4), Inches(1)).table
+    layout.cell(0, 0).text = "Address"
+    layout.cell(0, 1).text = "1 Quay Street\nHarbour Town"  # \n: a new paragraph
     smartart(slide, "<a:r><a:t>Plan</a:t></a:r><a:br/><a:r><a:t>ahead</a:t></a:r>")
     slide.notes_slide.notes_text_frame.text = "Say hello\vthen the address"
     text = extract(write(tmp_path, "deck.pptx", saved(deck))).text
     # The table and the diagram are placed at the slide's top-left, above the body.
+    # A table's row of data stays a line: a break in its cell is a space.
     assert text == (
-        "Contact\nOpening\nhours\t9 to 5\nPlan\nahead\nACME Ltd\n1 Main Street\n"
+        "Contact\nOpening hours\t9 to 5\nAddress\n1 Quay Street\nHarbour Town\n"
+        "Plan\nahead\nACME Ltd\n1 Main Street\n"
         "Say hello\nthen the address"
     )
 
