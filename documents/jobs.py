@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db.models.functions import Substr
 from django.utils.module_loading import import_string
 
-from documents.local_files import local_path
+from documents.local_files import MISSING, local_path
 from jobqueue import operations
 from jobqueue.child import JobFailed
 from jobqueue.models import ErrorType, Operation
@@ -40,6 +40,8 @@ def _local_file(document: Any) -> dict[str, Any]:
     (of a storage with no local files), which the child removes."""
     try:
         path, copy = local_path(document.file)
+    except FileNotFoundError:  # retried all the same: a share may be back
+        raise JobFailed(ErrorType.UNKNOWN, MISSING) from None
     except OSError as exc:  # the storage unreachable: tried again later
         raise JobFailed(
             ErrorType.UNKNOWN,

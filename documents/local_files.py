@@ -16,6 +16,13 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # no Django at run time: the children remove their copies too
     from django.db.models.fields.files import FieldFile
 
+# A document whose stored file went (a restore that missed it, a hand's rm): said
+# so, where the reader's own error would only name a path it may not show.
+MISSING = (
+    "The stored file of this document is missing: restore it from a backup, or "
+    "upload the document again (manage.py check_storage lists every document whose "
+    "file is missing)."
+)
 COPIES = Path(tempfile.gettempdir()) / "docqueue-copies"
 # Each copy is removed by its reader; one a killed reader left, this long after.
 LEFT_COPY_SECONDS = 24 * 3600

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from documents.extractors.base import classify, hide_paths
-from documents.local_files import remove_copy
+from documents.local_files import MISSING, remove_copy
 from jobqueue.child import JobFailed
 
 
@@ -30,6 +30,8 @@ def extract_in_child(
             "unknown", "The extractor ran out of memory on this file."
         ) from None
     except Exception as exc:
+        if isinstance(exc, FileNotFoundError) and exc.filename == path:
+            raise JobFailed("unknown", MISSING) from None
         # A library's message may name the stored file: not for the user's eyes.
         message = hide_paths(str(exc), path) or type(exc).__name__
         error_type = classify(exc)

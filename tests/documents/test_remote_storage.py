@@ -1,5 +1,6 @@
 """Files on a storage with no local paths (S3 and the like, shared by many worker
-hosts): the processes that read them get a copy, removed once read."""
+hosts): the processes that read them get a copy, removed once read. A stored file
+gone missing, on either kind of storage, is said so."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ import pytest
 from django.core.files.storage import storages
 
 from documents import local_files
-from jobqueue.models import Status
+from documents.local_files import MISSING
+from jobqueue.models import ErrorType, QueueItem, Status
 from jobqueue.services import QueueManager
+from jobqueue.worker import process_document_queue
 from tests.conftest import REPO_ROOT
 from tests.documents.remote_storage import RemoteStorage
 from tests.files import pdf_bytes
@@ -66,3 +69,33 @@ def test_a_worker_extracts_from_a_storage_with_no_local_paths(
         document.refresh_from_db()
         assert document.status == Status.COMPLETED, document.error_message
         assert words in document.text
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("storage", ["file system", "no local paths"])
+def test_a_stored_file_gone_missing_is_said_so(
+    make_document, child_env, tmp_path, storage
+):
+    """Not "FileNotFoundError: … 'the file'": what is missing, and what to do. It
+    is retried all the same (a share's mount may be back)."""
+    document = make_document(b"words\n", name="gone.txt")
+    Path(document.file.path).unlink()
+    job = QueueManager().enqueue(document.pk)
+    if storage == "file system":  # the extraction's child finds it missing
+        process_document_queue(limit=1)
+    else:  # the worker, copying it for the child
+        done = subprocess.run(
+            [sys.executable, "manage.py", "process_queue", "--once", "--limit", "1"],
+            cwd=REPO_ROOT,
+            env={
+                **child_env,
+                "DJANGO_SETTINGS_MODULE": "tests.documents.remote_storage",
+            },
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+    item = QueueItem.objects.get(pk=job)
+    assert (item.status, item.error_type) == (Status.RETRY_PENDING, ErrorType.UNKNOWN)
+    assert item.error_message == MISSING
