@@ -378,6 +378,27 @@ def test_detail_of_a_completed_document_without_text(user_client, make_document)
 
 
 @pytest.mark.django_db
+def test_detail_says_when_its_text_is_from_an_earlier_reading(
+    user_client, make_document
+):
+    """A reprocess that runs, or failed, leaves the last good text in place: shown,
+    but not as if it were the latest reading's."""
+    doc = make_document()
+    rows = Document.objects.filter(pk=doc.pk)
+    rows.update(text="Old words", processed_at=timezone.now(), status=Status.FAILED)
+    body = user_client.get(doc.get_absolute_url()).content.decode()
+    assert "Old words" in body
+    assert "This text is from an earlier reading, on " in body
+    assert "the latest one did not complete." in body
+    rows.update(status=Status.PROCESSING)
+    body = user_client.get(doc.get_absolute_url()).content.decode()
+    assert "the document is being read again." in body
+    rows.update(status=Status.COMPLETED)
+    body = user_client.get(doc.get_absolute_url()).content.decode()
+    assert "This text is from" not in body
+
+
+@pytest.mark.django_db
 def test_detail_of_someone_elses_document_is_404(client, make_document, other_user):
     doc = make_document()
     client.force_login(other_user)
