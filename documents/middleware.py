@@ -279,7 +279,9 @@ def refuse(request: HttpRequest, refusal: BodyRefused) -> HttpResponse:
     ):
         from documents.views import upload_page  # views import this module's app
 
-        return upload_page(request, errors=[message], status=refusal.status_code)
+        # The form's own heading says "Nothing was uploaded:" before its reasons.
+        reason = message.removesuffix(" Nothing was uploaded.")
+        return upload_page(request, errors=[reason], status=refusal.status_code)
     return HttpResponse(
         message, status=refusal.status_code, content_type="text/plain; charset=utf-8"
     )
