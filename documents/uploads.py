@@ -115,7 +115,10 @@ def clean_filename(name: str) -> str:
 def _usable_name(name: str) -> str:
     """What is left of a name to show; empty when nothing usable is."""
     name = PurePosixPath(name.replace("\\", "/")).name
-    name = "".join(ch for ch in name if unicodedata.category(ch)[0] != "C").strip(" .")
+    name = "".join(ch for ch in name if unicodedata.category(ch)[0] != "C").strip(" ")
+    if name.startswith(".") and "." not in name[1:]:  # ".txt": an extension alone
+        return ""
+    name = name.strip(" .")
     if len(name) > MAX_FILENAME_LENGTH:
         suffix = PurePosixPath(name).suffix[:12]
         name = name[: MAX_FILENAME_LENGTH - len(suffix)] + suffix
@@ -193,8 +196,8 @@ def check_upload(upload: UploadedFile) -> CheckedUpload:
     if fmt is None:
         claimed = by_extension(filename)
         raise ValidationError(
-            f"“{filename}” is named like {with_article(claimed.label)} file but its "
-            f"contents are {detected.label}. Rename it or upload the right file.",
+            f"“{filename}” is named like {with_article(claimed.label)} file but is "
+            f"{with_article(detected.label)} file. Rename it or upload the right file.",
             code="mismatch",
         )
     if not usable:

@@ -263,7 +263,11 @@ def test_twenty_files_with_nineteen_refused_show_each_reason(user_client, media_
     [
         ("empty.pdf", b"", "is empty"),
         ("picture.pdf", gif_bytes(), "not a file we can read"),
-        ("letter.pdf", b"Dear reader, this is plain text.\n", "named like a PDF"),
+        (
+            "letter.pdf",
+            b"Dear reader, this is plain text.\n",
+            "named like a PDF file but is a Plain text file.",
+        ),
         ("report.docx", pdf_bytes(), "named like a Word (DOCX)"),
         ("notes.txt", pdf_bytes(), "named like a Plain text"),
         ("photo.gif", gif_bytes(), "not a file we can read"),

@@ -39,6 +39,7 @@ UNUSABLE_NAMES = [
     "\x07\x1b\x7f",
     "...",
     " . ",
+    "  .txt",  # an extension alone: no name left to show
 ]
 
 
