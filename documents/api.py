@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 import json
 
+from django.core.paginator import EmptyPage, InvalidPage
+from django.core.paginator import Paginator as DjangoPaginator
 from django.db.models import prefetch_related_objects
 from django.http import Http404, HttpResponseBase
 from django.urls import reverse
@@ -41,6 +43,7 @@ from documents.access import (
     can_set_priority,
     check_active_jobs,
 )
+from documents.api_errors import or_list, shown
 from documents.extractors.formats import READABLE, by_extension, by_mime_type
 from documents.forms import DocumentDetailsForm
 from documents.models import Document
@@ -108,16 +111,21 @@ class PreconditionFailed(APIException):
     )
 
 
-class JSONOnly(DefaultContentNegotiation):
-    """``?format=`` other than json is 406, not DRF's 404 (as if nothing were there)."""
+class KnownFormats(DefaultContentNegotiation):
+    """A ``?format=`` the view has no renderer for is 406, not DRF's 404 (as if
+    nothing were there): for the documents' views anything but json, for the
+    schema anything but yaml and json."""
 
     def filter_renderers(self, renderers: list, format: str) -> list:
         try:
             return super().filter_renderers(renderers, format)
         except Http404:
+            formats = list(dict.fromkeys(renderer.format for renderer in renderers))
+            names = or_list([name.upper() for name in formats])
+            sends = or_list([f"format={name}" for name in formats])
             raise NotAcceptable(
-                f"There is no “{format}” form of this: answers are JSON "
-                "(leave out ?format=, or send format=json)."
+                f"There is no “{shown(format)}” form of this: it is {names} "
+                f"(leave out ?format=, or send {sends})."
             ) from None
 
 
@@ -131,8 +139,29 @@ class BoundedJSONParser(JSONParser):
             return super().parse(stream, media_type, parser_context)
         except RecursionError:
             raise ParseError(
-                "JSON parse error: the body nests too deep to be a request."
+                "The body nests too deep to be a request: send a JSON object of "
+                "its fields, with Content-Type: application/json."
             ) from None
+        except ParseError as error:
+            # DRF's "JSON parse error - Expecting value: line 1 column 1 (char 0)".
+            raise ParseError(_not_json(error.__context__)) from None
+
+
+def _not_json(cause: BaseException | None) -> str:
+    """What was wrong with a JSON body, and what to send instead."""
+    if isinstance(cause, json.JSONDecodeError):
+        reason = (
+            f"{cause.msg[:1].lower()}{cause.msg[1:]} at line {cause.lineno}, "
+            f"column {cause.colno}"
+        )
+    elif isinstance(cause, UnicodeDecodeError):
+        reason = "it is not UTF-8 text"
+    else:
+        reason = str(cause or "it could not be read")
+    return (
+        f"The body is not valid JSON ({reason}): send a JSON object, with "
+        "Content-Type: application/json."
+    )
 
 
 # What a body to the document's endpoints may be (DRF's defaults, JSON bounded).
@@ -173,6 +202,51 @@ class UploadNotKept(APIException):
         super().__init__(detail=message, code=refusal.code)
 
 
+PAST_ANY_PAGE = 10**18
+
+
+def page_number(raw: str) -> int:
+    """``?page=`` as a number from 1, or a 400 naming the field."""
+    raw = raw.strip()
+    # isascii: "²".isdigit() is true, and int() refuses it. int() refuses more than
+    # 4,300 digits too (sys.get_int_max_str_digits), and SQLite more than 64 bits:
+    # a number that long is a page past any last one (404), not a bad one.
+    if raw.isascii() and raw.isdigit() and raw.strip("0"):
+        return int(raw) if len(raw) < 19 else PAST_ANY_PAGE
+    raise APIValidationError(
+        {"page": [f"?page= takes a page number, 1 or more, not “{shown(raw)}”."]}
+    )
+
+
+def past_the_last(number: object, pages: int | None, per_page: int) -> str:
+    """A 404 for a page after the last, saying how many there are (``None``: a
+    search, which never counts its results)."""
+    number = shown(number)
+    if pages is None:
+        return (
+            f"There is no page {number} of these results: they end before it; "
+            "follow each page's “next” from page 1."
+        )
+    if pages == 1:
+        return f"There is no page {number}: there is only page 1 of these documents."
+    return (
+        f"There is no page {number}: there are {pages} pages of these documents "
+        f"at {per_page} a page; ask for page 1 to {pages}."
+    )
+
+
+class Pages(DjangoPaginator):
+    """Django's paginator, its "That page contains no results" said in full."""
+
+    def validate_number(self, number: object) -> int:
+        try:
+            return super().validate_number(number)
+        except InvalidPage:  # past the last: DocumentPagination checked the rest
+            raise EmptyPage(
+                past_the_last(number, self.num_pages, self.per_page)
+            ) from None
+
+
 class DocumentPagination(PageNumberPagination):
     """``?page=`` and ``?page_size=`` (at most 100), with count/next/previous."""
 
@@ -180,6 +254,14 @@ class DocumentPagination(PageNumberPagination):
     page_size_query_param = "page_size"
     max_page_size = 100
     page_size_query_description = "How many per page: 20 unless given, at most 100."
+    django_paginator_class = Pages
+    invalid_page_message = "{message}"  # Pages says it
+
+    def paginate_queryset(self, queryset, request: Request, view=None) -> list | None:
+        raw = request.query_params.get(self.page_query_param, "1")
+        if raw not in self.last_page_strings:
+            page_number(raw)  # a 400 for "abc" or 0, before anything is counted
+        return super().paginate_queryset(queryset, request, view)
 
     def get_paginated_response_schema(self, schema: dict) -> dict:
         paginated = super().get_paginated_response_schema(schema)
@@ -265,7 +347,7 @@ class DocumentList(generics.ListAPIView):
 
     serializer_class = DocumentSerializer
     pagination_class = DocumentPagination
-    content_negotiation_class = JSONOnly
+    content_negotiation_class = KnownFormats
     parser_classes = [MultiPartParser]  # no other body can carry a file
     throttle_classes = [UserThrottle, UploadRateThrottle]
 
@@ -296,11 +378,7 @@ class DocumentList(generics.ListAPIView):
         paginator = self.paginator
         size = paginator.get_page_size(self.request)
         page = self.request.query_params.get(paginator.page_query_param, "1")
-        # isascii: "²".isdigit() is true, and int() refuses it; and int() refuses
-        # more than 4,300 digits too (sys.get_int_max_str_digits): a server error.
-        if not (page.isascii() and page.isdigit() and len(page) < 10) or int(page) < 1:
-            raise NotFound(paginator.invalid_page_message)
-        number = int(page)
+        number = page_number(page)
         try:
             hits = search_documents(
                 self.request.user,
@@ -314,7 +392,7 @@ class DocumentList(generics.ListAPIView):
             raise APIValidationError({"q": [str(error)]}) from None
         if not hits and number > 1:
             # Past the last page, as the list without ?q= answers (DRF's paginator).
-            raise NotFound(paginator.invalid_page_message)
+            raise NotFound(past_the_last(page.strip(), None, size))
         url = self.request.build_absolute_uri()
         documents = [hit.document for hit in hits[:size]]
         prefetch_related_objects(documents, "tags")
@@ -431,7 +509,7 @@ class DocumentDetail(generics.GenericAPIView):
     """One of your documents (staff: anyone's)."""
 
     serializer_class = DocumentDetailSerializer
-    content_negotiation_class = JSONOnly
+    content_negotiation_class = KnownFormats
     parser_classes = BODY_PARSERS
 
     @extend_schema(
@@ -521,7 +599,7 @@ class DocumentReprocess(generics.GenericAPIView):
     """Queue a document again."""
 
     serializer_class = DocumentSerializer
-    content_negotiation_class = JSONOnly
+    content_negotiation_class = KnownFormats
     parser_classes = [MultiPartParser, FormParser, BoundedJSONParser]
 
     @extend_schema(request=PrioritySerializer, responses={202: DocumentSerializer})

@@ -8,10 +8,14 @@ Every error under ``/api/`` answers::
 maps a request field to its messages (empty when the error is not about a field).
 Views raise DRF exceptions (``NotFound``, ``PermissionDenied``, ``Throttled``,
 ``ValidationError`` or an ``APIException`` subclass with its ``status_code``); this
-module renders them. Django's own 404 and 500 pages also come here for API paths.
+module renders them, in the product's words where DRF has only its stock English
+(``WORDING``: ``Method "PUT" not allowed.``, "Request was throttled."). Django's
+own 404 and 500 pages also come here for API paths.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
@@ -28,14 +32,13 @@ from django.views import csrf, defaults
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions, status
 from rest_framework.renderers import JSONRenderer
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 API_PREFIX = "/api/"
 
-# Django's Http404 (get_object_or_404) names the model and the query.
-NOT_FOUND_MESSAGE = "Nothing here: no such document, or not one you may see."
-INVALID_MESSAGE = "Some fields are not valid: {names}."
+INVALID_MESSAGE = "Some fields are not valid ({names}): “fields” says what each takes."
 # DRF says only "Authentication credentials were not provided."
 NOT_AUTHENTICATED_MESSAGE = (
     "Log in, or send “Authorization: Token <key>” (or “Bearer <key>”); "
@@ -53,6 +56,34 @@ def error_response(status_code: int, code: str, message: str) -> JsonResponse:
     return JsonResponse(error_body(code, message), status=status_code)
 
 
+def or_list(words: list[str], last: str = "or") -> str:
+    """'GET, POST or HEAD'."""
+    if len(words) < 2:
+        return "".join(words)
+    return f"{', '.join(words[:-1])} {last} {words[-1]}"
+
+
+def shown(value: object, limit: int = 40) -> str:
+    """A caller's value, quoted in a message: cut short, so a message stays one."""
+    text = str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def nothing_at(path: str) -> str:
+    """A 404 that is about no document (an address, a format, a page of the API)."""
+    return f"There is nothing you may see at {shown(path, 200)}; see /api/docs/."
+
+
+def csrf_message(reason: str) -> str:
+    """Django's and DRF's CSRF refusal, saying how to pass the check."""
+    reason = reason.strip().rstrip(".")
+    return (
+        f"The CSRF check failed{f' ({reason})' if reason else ''}: with a session, "
+        "send the X-CSRFToken header set to the csrftoken cookie's value, or use "
+        "an API token (Authorization: Token <key>) instead."
+    )
+
+
 def _messages(detail: object) -> list[str]:
     if isinstance(detail, dict):
         return [m for value in detail.values() for m in _messages(value)]
@@ -61,11 +92,22 @@ def _messages(detail: object) -> list[str]:
     return [str(detail)]
 
 
+def _named(name: str, message: str) -> str:
+    """DRF's stock "This field may not be null." names the field it is about."""
+    for stock in ("This field ", "This list "):
+        if message.startswith(stock):
+            return f"“{name}” {message.removeprefix(stock)}"
+    return message
+
+
 def _validation_body(detail: object) -> dict:
     if not isinstance(detail, dict):
         messages = _messages(detail)
         return error_body("invalid", " ".join(messages) or "The request is not valid.")
-    fields = {name: _messages(value) for name, value in detail.items()}
+    fields = {
+        name: [_named(name, m) for m in _messages(value)]
+        for name, value in detail.items()
+    }
     general = fields.pop("non_field_errors", [])
     every = general + [m for messages in fields.values() for m in messages]
     if len(every) == 1:
@@ -75,24 +117,104 @@ def _validation_body(detail: object) -> dict:
     return error_body("invalid", message, fields)
 
 
+def _is_stock(exc: exceptions.APIException) -> bool:
+    """The exception says only DRF's default English, nothing of ours."""
+    return str(exc.detail) == str(exc.default_detail)
+
+
+def _not_found(exc: Exception, request: Request, view: object) -> str | None:
+    # Http404 (get_object_or_404, DRF's ?format=) names a model and a query.
+    if isinstance(exc, Http404) or _is_stock(exc):
+        return nothing_at(request.path)
+    return None  # ours: "There is no document 7, or ..."
+
+
+def _method_not_allowed(exc: Exception, request: Request, view: object) -> str:
+    # Here, not at the top: config.middleware imports this module.
+    from config.middleware import not_allowed_message
+
+    return not_allowed_message(
+        request.method or "", list(getattr(view, "allowed_methods", []))
+    )
+
+
+def _not_acceptable(exc: Exception, request: Request, view: object) -> str | None:
+    if not _is_stock(exc):
+        return None  # a ?format= refused by documents.api.KnownFormats
+    renderers = exc.available_renderers or []
+    types = or_list(list(dict.fromkeys(r.media_type for r in renderers)))
+    return f"This address answers {types}: send that in Accept, or leave Accept out."
+
+
+def _unsupported_media_type(
+    exc: Exception, request: Request, view: object
+) -> str | None:
+    if not str(exc.detail).startswith('Unsupported media type "'):
+        return None  # ours: the upload says how to send a file
+    parsers = getattr(view, "parser_classes", [])
+    types = or_list([parser.media_type for parser in parsers])
+    return (
+        f"This address does not read a body of type {shown(request.content_type)}: "
+        f"send {types}."
+    )
+
+
+def _throttled(exc: Exception, request: Request, view: object) -> str:
+    wait = exc.wait
+    when = "later" if wait is None else f"in {wait} second{'s' if wait != 1 else ''}"
+    return f"Too many requests: you are over your rate limit; try again {when}."
+
+
+def _permission_denied(exc: Exception, request: Request, view: object) -> str | None:
+    # DRF's SessionAuthentication: "CSRF Failed: CSRF token missing."
+    detail = str(exc.detail)
+    if detail.startswith("CSRF Failed:"):
+        return csrf_message(detail.removeprefix("CSRF Failed:"))
+    return None
+
+
+def _not_authenticated(exc: Exception, request: Request, view: object) -> str:
+    return NOT_AUTHENTICATED_MESSAGE  # DRF says only that none were given
+
+
+# DRF's stock English, by exception class: what the API says instead (None: the
+# exception's own message, one of ours). The most specific class wins.
+WORDING: dict[type[Exception], Callable[[Exception, Request, object], str | None]] = {
+    Http404: _not_found,
+    exceptions.NotFound: _not_found,
+    exceptions.MethodNotAllowed: _method_not_allowed,
+    exceptions.NotAcceptable: _not_acceptable,
+    exceptions.UnsupportedMediaType: _unsupported_media_type,
+    exceptions.Throttled: _throttled,
+    exceptions.PermissionDenied: _permission_denied,
+    exceptions.NotAuthenticated: _not_authenticated,
+}
+
+
+def _message(
+    exc: Exception, request: Request | None, view: object, detail: object
+) -> str:
+    for cls in type(exc).__mro__ if request is not None else ():
+        if cls in WORDING and (message := WORDING[cls](exc, request, view)):
+            return message
+    return str(detail) or "The request failed."
+
+
 def exception_handler(exc: Exception, context: dict) -> Response | None:
     """DRF's ``EXCEPTION_HANDLER``: DRF's status and headers, our body."""
     response = drf_exception_handler(exc, context)
     if response is None:
         return None  # not an API error: Django's 500 handler answers (JSON for /api/)
+    request = context.get("request")
     if isinstance(exc, exceptions.ValidationError):
         response.data = _validation_body(exc.detail)
-    elif isinstance(exc, Http404):
-        response.data = error_body("not_found", NOT_FOUND_MESSAGE)
-    elif isinstance(exc, exceptions.NotAuthenticated):
-        response.data = error_body("not_authenticated", NOT_AUTHENTICATED_MESSAGE)
     else:
         detail = (
             response.data.get("detail", "") if isinstance(response.data, dict) else ""
         )
         code = getattr(detail, "code", None) or "error"
-        response.data = error_body(code, str(detail) or "The request failed.")
-    request = context.get("request")
+        message = _message(exc, request, context.get("view"), detail)
+        response.data = error_body(code, message)
     if request is not None:
         # JSON even where the view renders something else (the schema's YAML).
         request.accepted_renderer = JSONRenderer()
@@ -162,11 +284,7 @@ def permission_denied(request: HttpRequest, exception: Exception) -> HttpRespons
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     """``CSRF_FAILURE_VIEW``: JSON for API paths, Django's page for everything else."""
     if request.path.startswith(API_PREFIX):
-        return error_response(
-            403,
-            "permission_denied",
-            "CSRF check failed: send the CSRF token with a session, or use a token.",
-        )
+        return error_response(403, "permission_denied", csrf_message(reason))
     return csrf.csrf_failure(request, reason)
 
 

@@ -44,7 +44,8 @@ COMMON_ERRORS = {
     "400": "The request is not valid (see fields).",
     "401": "No credentials, or wrong ones.",
     "403": "Not allowed for you (or a missing CSRF token with a session).",
-    "404": "No such document, or not one you may see.",
+    "404": "No such document, or not one you may see (on a list: a page past its "
+    "last).",
     "406": "An answer other than JSON was asked for (Accept, or ?format=).",
     "429": "Over your rate or active-job limit; Retry-After says when to retry.",
 }

@@ -10,6 +10,18 @@ from documents.api_errors import api_not_found
 app_name = "api"
 
 
+class SchemaView(SpectacularAPIView):
+    """The OpenAPI schema: YAML, or JSON; another ``?format=`` is 406, not 404."""
+
+    content_negotiation_class = api.KnownFormats
+
+
+class DocsView(SpectacularSwaggerSplitView):
+    """Swagger UI over the schema; a ``?format=`` other than html is 406."""
+
+    content_negotiation_class = api.KnownFormats
+
+
 def both(route: str, view, name: str) -> list:
     """The route with and without its trailing slash: Django's APPEND_SLASH cannot
     redirect a POST, so ``POST /api/documents`` is served, not refused."""
@@ -22,11 +34,9 @@ urlpatterns = [
     *both(
         "documents/<int:pk>/reprocess/", api.DocumentReprocess.as_view(), "reprocess"
     ),
-    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("schema/", SchemaView.as_view(), name="schema"),
     # The split view serves its start-up script as a file: no inline script for CSP.
-    path(
-        "docs/", SpectacularSwaggerSplitView.as_view(url_name="api:schema"), name="docs"
-    ),
+    path("docs/", DocsView.as_view(url_name="api:schema"), name="docs"),
     # Anything else under /api/ is a JSON 404, not Django's HTML page.
     re_path(r"^.*$", api_not_found),
 ]

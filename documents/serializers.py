@@ -2,17 +2,43 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.fields import empty
+from rest_framework.settings import api_settings
 
+from documents.api_errors import or_list, shown
 from documents.extractors.formats import accepted_labels, by_mime_type, label_for
 from documents.models import Document
 from documents.uploads import CheckedUpload, check_upload
 from jobqueue.models import MAX_PRIORITY, MIN_PRIORITY, PRIORITY_RANGE
 
+# DRF's stock words ("This field may not be null.", "Expected a list of items but
+# got type "str".") said for people: what the field takes.
+FILE_MISSING = (
+    "Send the document as a file in the multipart field “file” "
+    "(curl -F file=@report.pdf)."
+)
+TITLE_AS_TEXT = 'The title must be text; send "" to show the file name instead.'
+TAGS_AS_LIST = (
+    'Send tags as a list of names, such as ["invoices", "2026"]; an empty list '
+    "removes them all."
+)
+TAG_AS_TEXT = 'Each tag must be a name (text), such as "invoices".'
+# A JSON body that is no object, as its sender wrote it.
+JSON_KINDS = {
+    list: "a list",
+    str: "a string",
+    int: "a number",
+    float: "a number",
+    bool: "true or false",
+    type(None): "null",
+}
 PRIORITY_ERRORS = {
     "invalid": "Priority must be a whole number.",
     "min_value": f"Priority must be between {MIN_PRIORITY} and {MAX_PRIORITY}.",
@@ -133,8 +159,61 @@ class DocumentDetailSerializer(DocumentSerializer):
         read_only_fields = fields
 
 
-class PrioritySerializer(serializers.Serializer):
+class RequestSerializer(serializers.Serializer):
+    """A request body, which must be an object. With ``refuses_unknown``, its fields
+    and no others: a name it does not know is refused by name, not dropped, where a
+    script's typo, or a field that cannot be set, would otherwise answer success and
+    change nothing. (An upload is kept whatever else comes along: a web form's or
+    a script's extra fields do not stop it.)"""
+
+    refuses_unknown = False
+    # A session's form carries its CSRF token in the body: it is no field.
+    NOT_FIELDS = frozenset({"csrfmiddlewaretoken"})
+
+    def unknown_field(self, name: str) -> str:
+        """The message for a field this request does not take."""
+        return (
+            f"There is no field “{shown(name)}” here: send only "
+            f"{or_list(list(self.fields), 'and')}."
+        )
+
+    def run_validation(self, data: object = empty) -> dict:
+        # DRF says "No data provided" for null, and "Invalid data. Expected a
+        # dictionary, but got list." for the rest.
+        if data is not empty and not isinstance(data, Mapping):
+            kind = JSON_KINDS.get(type(data), "that")
+            raise serializers.ValidationError(
+                {
+                    api_settings.NON_FIELD_ERRORS_KEY: [
+                        f"Send the fields as a JSON object or a form, not {kind}."
+                    ]
+                }
+            )
+        return super().run_validation(data)
+
+    def to_internal_value(self, data: Mapping) -> dict:
+        if not self.refuses_unknown:
+            return super().to_internal_value(data)
+        unknown = {
+            name: [self.unknown_field(name)]
+            for name in data
+            if name not in self.fields and name not in self.NOT_FIELDS
+        }
+        try:
+            value = super().to_internal_value(data)
+        except serializers.ValidationError as error:
+            if unknown and isinstance(error.detail, dict):
+                raise serializers.ValidationError({**error.detail, **unknown}) from None
+            raise
+        if unknown:
+            raise serializers.ValidationError(unknown)
+        return value
+
+
+class PrioritySerializer(RequestSerializer):
     """A reprocess request."""
+
+    refuses_unknown = True
 
     priority = serializers.IntegerField(
         required=False,
@@ -150,8 +229,15 @@ class PrioritySerializer(serializers.Serializer):
 class UploadSerializer(PrioritySerializer):
     """An upload: one file, multipart."""
 
+    refuses_unknown = False
+
     file = serializers.FileField(
         allow_empty_file=True,  # check_upload says so, naming the file
+        error_messages={
+            "required": FILE_MISSING,
+            "null": FILE_MISSING,
+            "invalid": FILE_MISSING,
+        },
         help_text=f"The document: {accepted_labels()}.",
     )
     allow_duplicates = serializers.BooleanField(
@@ -177,19 +263,35 @@ class UploadSerializer(PrioritySerializer):
             raise serializers.ValidationError(error.messages) from None
 
 
-class DetailsSerializer(serializers.Serializer):
+class DetailsSerializer(RequestSerializer):
     """The owner's title and tags; send either or both."""
+
+    refuses_unknown = True
 
     title = serializers.CharField(
         required=False,
         allow_blank=True,
+        error_messages={"null": TITLE_AS_TEXT, "invalid": TITLE_AS_TEXT},
         help_text="Shown instead of the file name; empty to use the file name.",
     )
     tags = serializers.ListField(
-        child=serializers.CharField(),
+        child=serializers.CharField(
+            error_messages={
+                "null": TAG_AS_TEXT,
+                "invalid": TAG_AS_TEXT,
+                "blank": "A tag cannot be empty: leave it out of the list.",
+            }
+        ),
         required=False,
+        error_messages={"not_a_list": TAGS_AS_LIST, "null": TAGS_AS_LIST},
         help_text="Every tag the document should have (replaces them), by name.",
     )
+
+    def unknown_field(self, name: str) -> str:
+        settable = or_list(list(self.fields), "and")
+        if name in DocumentDetailSerializer.Meta.fields:
+            return f"“{name}” cannot be changed: a PATCH sets only {settable}."
+        return f"There is no field “{shown(name)}”: a PATCH sets only {settable}."
 
     def validate_tags(self, names: list[str]) -> list[str]:
         if any("," in name for name in names):

@@ -99,10 +99,12 @@ def test_an_empty_405_under_the_api_is_json_and_its_length_follows():
 
 
 def test_a_405_that_already_says_why_is_left_alone(client, user):
-    # DRF's own answer, in the API's shape.
+    # DRF's own answer, in the API's shape and the middleware's words.
     client.force_login(user)
     error = api_error(client.put("/api/documents/"), "GET, POST, HEAD, OPTIONS")
-    assert error["message"] == 'Method "PUT" not allowed.'
+    assert error["message"] == (
+        "This address does not take PUT requests; it takes GET, POST, HEAD or OPTIONS."
+    )
 
 
 def test_other_answers_are_left_alone(client, user):

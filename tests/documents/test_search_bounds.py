@@ -152,7 +152,7 @@ def test_postgres_ranks_the_newest_matches_of_a_broad_query(monkeypatch, user, m
 
 def test_the_api_answers_a_page_past_the_end_as_its_list_does(user_client, many):
     # The list said 404 "Invalid page." past its last page; a search said 200 with
-    # no results. Both now say 404, with the same message.
+    # no results. Both now say 404, naming the page.
     url = "/api/documents/"
     last = user_client.get(url, {"q": "common", "page": 3})
     assert last.status_code == 200
@@ -160,12 +160,13 @@ def test_the_api_answers_a_page_past_the_end_as_its_list_does(user_client, many)
     for query in ({"page": 4}, {"q": "common", "page": 4}, {"q": "-common", "page": 2}):
         response = user_client.get(url, query)
         assert response.status_code == 404, query
-        assert response.json()["error"]["message"] == "Invalid page."
+        message = response.json()["error"]["message"]
+        assert message.startswith(f"There is no page {query['page']}")
     for bad in ("0", "abc"):
         for query in ({"page": bad}, {"q": "common", "page": bad}):
-            assert user_client.get(url, query).json()["error"]["message"] == (
-                "Invalid page."
-            )
+            response = user_client.get(url, query)
+            assert response.status_code == 400
+            assert list(response.json()["error"]["fields"]) == ["page"]
     # A first page with nothing on it is an empty page, with or without ?q=.
     empty = user_client.get(url, {"q": "nowhere"})
     assert (empty.status_code, empty.json()["results"]) == (200, [])
