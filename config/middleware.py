@@ -13,7 +13,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.cache import patch_cache_control, patch_vary_headers
 
-from documents.api_errors import API_PREFIX, error_body
+from documents.api_errors import API_PREFIX, error_body, not_allowed_message
 from ops.middleware import ENDPOINTS as MACHINE_ENDPOINTS
 
 NUL_MESSAGE = "The address contains a NUL character, which nothing here accepts."
@@ -101,16 +101,6 @@ def speaks_json(request: HttpRequest) -> bool:
         or (path.rstrip("/") or "/") in MACHINE_ENDPOINTS
         or path == reverse("jobqueue:cron")
     )
-
-
-def not_allowed_message(method: str, allowed: list[str]) -> str:
-    """'This address does not take PUT requests; it takes GET or HEAD.'"""
-    message = f"This address does not take {method} requests"
-    if not allowed:
-        return message + "."
-    if len(allowed) == 1:
-        return f"{message}; it takes {allowed[0]} only."
-    return f"{message}; it takes {', '.join(allowed[:-1])} or {allowed[-1]}."
 
 
 class PrivateCacheMiddleware:

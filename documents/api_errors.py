@@ -56,6 +56,16 @@ def error_response(status_code: int, code: str, message: str) -> JsonResponse:
     return JsonResponse(error_body(code, message), status=status_code)
 
 
+def not_allowed_message(method: str, allowed: list[str]) -> str:
+    """'This address does not take PUT requests; it takes GET or HEAD.'"""
+    message = f"This address does not take {method} requests"
+    if not allowed:
+        return message + "."
+    if len(allowed) == 1:
+        return f"{message}; it takes {allowed[0]} only."
+    return f"{message}; it takes {or_list(allowed)}."
+
+
 def or_list(words: list[str], last: str = "or") -> str:
     """'GET, POST or HEAD'."""
     if len(words) < 2:
@@ -130,9 +140,6 @@ def _not_found(exc: Exception, request: Request, view: object) -> str | None:
 
 
 def _method_not_allowed(exc: Exception, request: Request, view: object) -> str:
-    # Here, not at the top: config.middleware imports this module.
-    from config.middleware import not_allowed_message
-
     return not_allowed_message(
         request.method or "", list(getattr(view, "allowed_methods", []))
     )
