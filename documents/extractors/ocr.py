@@ -35,6 +35,13 @@ _CONFIDENT = 60  # Tesseract word confidence (0..100) we count as a word read
 # A reading with fewer confident words, or a lower mean confidence, may be of a page
 # on its side (sideways text reads as scraps at ~30): check the orientation.
 _SECOND_LOOK_WORDS = 10
+# OSD's answer (its orient_conf) is acted on from _OSD_TURN; below _OSD_SURE (the
+# margin Tesseract itself asks of it) a few lines of text fool it, or it gives none.
+_OSD_TURN = 1.0
+_OSD_SURE = 7.0
+# A reading whose mean word confidence is under this may be of text upside down or on
+# its side (scraps at 10-60, against ~95 upright): it is tried at the other turns.
+_READS_WELL = 75
 _BLANK_LINES = re.compile(r"\n\s*\n\s*\n+")
 # Tesseract aborts the process on an image side of 32,768 pixels or more (a phone's
 # full-page screenshot, a till roll): longer images are read in strips, cut between
@@ -182,6 +189,21 @@ class OcrPage:
             return True
         return sum(self.confidences) < _CONFIDENT * len(self.confidences)
 
+    @property
+    def poor(self) -> bool:
+        """Read as scraps: perhaps the page lies upside down (nothing read is not)."""
+        return bool(self.confidences) and self.mean < _READS_WELL
+
+    @property
+    def mean(self) -> float:
+        return sum(self.confidences) / len(self.confidences) if self.confidences else 0
+
+    @property
+    def weight(self) -> int:
+        """The confidence of the words read with confidence, summed: one word read
+        well weighs less than a page read well."""
+        return sum(c for c in self.confidences if c >= _CONFIDENT)
+
 
 class Reader:
     """Tesseract with the given languages, plus orientation detection if installed."""
@@ -247,13 +269,7 @@ class Reader:
             # Most pages are upright: only a page that read badly pays for the
             # orientation check, and only a better second reading replaces the first.
             if self.osd is not None and page.doubtful:
-                angle = self._orientation(image)
-                if angle:
-                    upright = image.rotate(angle, expand=True)
-                    turned = self._recognise(upright)
-                    if turned.confident_words > page.confident_words:
-                        turned.rotated = angle
-                        page, image = turned, upright
+                page, image = self._upright(image, page)
             scale = _enlargement(page.line_height, image.size)
             if scale > 1:  # only pages of small print pay for a second reading
                 larger = self._recognise(_scaled(image, scale))
@@ -326,7 +342,44 @@ class Reader:
         seen = set(_WORD.findall(page.text.lower()))
         return any(word not in seen for word in _WORD.findall(probe.text.lower()))
 
-    def _orientation(self, image: Image.Image) -> int:
+    def _upright(
+        self, image: Image.Image, page: OcrPage
+    ) -> tuple[OcrPage, Image.Image]:
+        """A doubtful page read turned as OSD says, if that reads better; and when
+        OSD is not sure and the page still reads as scraps, read at the other turns
+        too (at most three readings more), keeping the best.
+
+        OSD often cannot tell the turn of a few lines (a label, a short note), and
+        Tesseract reads lines on their side as if turned one way: text turned 90°
+        or 180° came out upside down, as scraps. Turned 180° first, it reads right."""
+        angle, confidence = self._orientation(image)
+        best, upright, tried = page, image, {0}
+        if angle and confidence >= _OSD_TURN:
+            tried.add(angle)
+            turned = image.rotate(angle, expand=True)
+            reading = self._recognise(turned)
+            if reading.confident_words > page.confident_words:
+                reading.rotated = angle
+                best, upright = reading, turned
+        if confidence >= _OSD_SURE or not best.poor:
+            return best, upright
+        for turn in (angle, 180, 90, 270):  # OSD's guess first, even an unsure one
+            if turn in tried:
+                continue
+            tried.add(turn)
+            turned = image.rotate(turn, expand=True)
+            reading = self._recognise(turned)
+            # Better on both counts: a lucky scrap of a photo does not turn it.
+            if reading.weight > best.weight and reading.mean > best.mean:
+                reading.rotated = turn
+                best, upright = reading, turned
+                if not best.poor:
+                    break
+        return best, upright
+
+    def _orientation(self, image: Image.Image) -> tuple[int, float]:
+        """OSD's turn for the page (degrees counter-clockwise) and its confidence;
+        0, 0 when it cannot tell."""
         self.osd.SetImage(image)
         try:
             found = self.osd.DetectOrientationScript()
@@ -334,9 +387,9 @@ class Reader:
             found = None
         finally:
             self.osd.Clear()
-        if not found or found.get("orient_conf", 0) < 1.0:
-            return 0
-        return int(found["orient_deg"]) % 360
+        if not found:
+            return 0, 0.0
+        return int(found["orient_deg"]) % 360, float(found.get("orient_conf", 0))
 
 
 def _strips(image: Image.Image) -> Iterator[Image.Image]:
