@@ -50,10 +50,15 @@ ENCRYPTED_MANIFEST = (
 
 
 def odf_package(
-    kind: str, body: str, automatic_styles: str = "", manifest: str = ""
+    kind: str,
+    body: str,
+    automatic_styles: str = "",
+    manifest: str = "",
+    styles: str = "",
 ) -> bytes:
     """An ODF package whose mimetype names `kind` ("spreadsheet"), around an
-    office:`kind` body (its first word: "spreadsheet-template" has a spreadsheet)."""
+    office:`kind` body (its first word: "spreadsheet-template" has a spreadsheet);
+    `styles`: styles.xml's inner XML (master pages, their headers), if any."""
     element = kind.split("-")[0]
     content = (
         f'<?xml version="1.0" encoding="UTF-8"?><office:document-content {_NS}>'
@@ -61,9 +66,15 @@ def odf_package(
         f"<office:body><office:{element}>{body}</office:{element}></office:body>"
         "</office:document-content>"
     )
+    styles_xml = (
+        f'<?xml version="1.0" encoding="UTF-8"?><office:document-styles {_NS}>'
+        f"{styles}</office:document-styles>"
+        if styles
+        else ""
+    )
     mimetype = f"{ODF}.{kind}".encode()
     return rezipped(
-        odt_package(content, manifest=manifest),
+        odt_package(content, styles_xml, manifest=manifest),
         lambda name, data: (name, mimetype if name == "mimetype" else data),
     )
 

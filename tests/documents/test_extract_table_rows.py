@@ -16,7 +16,8 @@ from docx.shared import Inches
 
 from documents.extractors import extract
 from tests.documents.test_extract_lists import docx_package
-from tests.files import odt_package, write
+from tests.documents.test_extract_odf_epub import odf_package
+from tests.files import write
 
 
 def word(build: Callable[[docx.document.Document], None], tmp_path: Path) -> str:
@@ -333,34 +334,12 @@ def test_docx_paragraph_that_runs_on_and_an_embedded_page_in_a_cell(
 
 # --- ODT ------------------------------------------------------------------------------
 
-_NS = (
-    'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
-    'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '
-    'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" '
-    'xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0" '
-    'xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" '
-    'xmlns:fo="urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0" '
-    'xmlns:dc="http://purl.org/dc/elements/1.1/" office:version="1.3"'
-)
-
 
 def odt(tmp_path: Path, body: str, automatic: str = "", styles: str = "") -> str:
     """The text of an ODT of this office:text body, automatic styles and
     styles.xml (their inner XML)."""
-    content = (
-        f'<?xml version="1.0" encoding="UTF-8"?><office:document-content {_NS}>'
-        f"<office:automatic-styles>{automatic}</office:automatic-styles>"
-        f"<office:body><office:text>{body}</office:text></office:body>"
-        "</office:document-content>"
-    )
-    styles_xml = (
-        f'<?xml version="1.0" encoding="UTF-8"?><office:document-styles {_NS}>'
-        f"{styles}</office:document-styles>"
-        if styles
-        else ""
-    )
-    path = write(tmp_path, "doc.odt", odt_package(content, styles_xml))
-    return extract(path).text
+    package = odf_package("text", body, automatic, styles=styles)
+    return extract(write(tmp_path, "doc.odt", package)).text
 
 
 def cell(*paragraphs: str, attributes: str = "") -> str:

@@ -21,6 +21,24 @@ from tests.documents.remote_storage import RemoteStorage
 from tests.files import pdf_bytes
 
 
+def drain_on_remote_storage(child_env: dict[str, str], **env: str) -> None:
+    """``process_queue --once`` in a process of its own, on a storage with no local
+    paths (tests/documents/remote_storage)."""
+    done = subprocess.run(
+        [sys.executable, "manage.py", "process_queue", "--once"],
+        cwd=REPO_ROOT,
+        env={
+            **child_env,
+            "DJANGO_SETTINGS_MODULE": "tests.documents.remote_storage",
+            **env,
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+
+
 @pytest.fixture
 def copies(tmp_path, monkeypatch):
     monkeypatch.setattr(local_files, "COPIES", tmp_path / "copies")
@@ -49,19 +67,7 @@ def test_a_worker_extracts_from_a_storage_with_no_local_paths(
     pdf = make_document(pdf_bytes("a page from the bucket"), "b.pdf", "application/pdf")
     for document in (text, pdf):
         QueueManager().enqueue(document.pk)
-    done = subprocess.run(
-        [sys.executable, "manage.py", "process_queue", "--once"],
-        cwd=REPO_ROOT,
-        env={
-            **child_env,
-            "DJANGO_SETTINGS_MODULE": "tests.documents.remote_storage",
-            "TMPDIR": str(tmp_path),
-        },
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
+    drain_on_remote_storage(child_env, TMPDIR=str(tmp_path))
     # Each job read a copy (its extraction's, its thumbnail's), and removed it.
     assert (tmp_path / "docqueue-copies").is_dir()
     assert not list((tmp_path / "docqueue-copies").iterdir())
@@ -73,9 +79,7 @@ def test_a_worker_extracts_from_a_storage_with_no_local_paths(
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("storage", ["file system", "no local paths"])
-def test_a_stored_file_gone_missing_is_said_so(
-    make_document, child_env, tmp_path, storage
-):
+def test_a_stored_file_gone_missing_is_said_so(make_document, child_env, storage):
     """Not "FileNotFoundError: … 'the file'": what is missing, and what to do. It
     is retried all the same (a share's mount may be back)."""
     document = make_document(b"words\n", name="gone.txt")
@@ -84,18 +88,7 @@ def test_a_stored_file_gone_missing_is_said_so(
     if storage == "file system":  # the extraction's child finds it missing
         process_document_queue(limit=1)
     else:  # the worker, copying it for the child
-        done = subprocess.run(
-            [sys.executable, "manage.py", "process_queue", "--once", "--limit", "1"],
-            cwd=REPO_ROOT,
-            env={
-                **child_env,
-                "DJANGO_SETTINGS_MODULE": "tests.documents.remote_storage",
-            },
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert done.returncode == 0, done.stderr
+        drain_on_remote_storage(child_env)
     item = QueueItem.objects.get(pk=job)
     assert (item.status, item.error_type) == (Status.RETRY_PENDING, ErrorType.UNKNOWN)
     assert item.error_message == MISSING
