@@ -192,6 +192,36 @@ def test_a_command_logs_with_the_zone_in_each_format(child_env, log_format):
         assert re.fullmatch(ISO_UTC + " WARNING jobqueue hello", line), line
 
 
+def run_command(child_env: dict[str, str], *args: str, **env: str) -> str:
+    """A command in a process of its own: its stderr, where the log goes."""
+    result = subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=REPO_ROOT,
+        env={**child_env, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stderr
+
+
+@pytest.mark.django_db(transaction=True)
+def test_log_level_rules_the_queue_log_unless_v_says_otherwise(child_env):
+    """LOG_LEVEL=WARNING silenced every logger but the workers' own, which -v set to
+    INFO whatever it said; -v0 left the pause's INFO line in a cron mail."""
+    once = ("process_queue", "--once")
+    assert "Started 1 worker" in run_command(child_env, *once)
+    assert "Started 1 worker" not in run_command(child_env, *once, LOG_LEVEL="WARNING")
+    # Asked for with -v2: the queue's lines, down to DEBUG, whatever LOG_LEVEL says.
+    assert "Started 1 worker" in run_command(
+        child_env, *once, "-v2", LOG_LEVEL="WARNING"
+    )
+    assert run_command(child_env, "pause_queue", "-v0") == ""
+    assert run_command(child_env, "resume_queue", "-v0") == ""
+    assert "Queue paused by" in run_command(child_env, "pause_queue")
+
+
 # --- The API's ETag: polling a document's status -------------------------------------
 
 API_URL = "/api/documents/"

@@ -1,8 +1,10 @@
 """Argument types for the management commands: bad input is refused by argparse with
-a sentence saying what is wanted (and a non-zero exit), before anything runs."""
+a sentence saying what is wanted (and a non-zero exit), before anything runs. And
+what ``-v`` does to the queue's log."""
 
 from __future__ import annotations
 
+import logging
 import math
 from argparse import ArgumentTypeError
 from collections.abc import Callable
@@ -54,3 +56,12 @@ positive_int = whole_number(1)
 worker_count = whole_number(1, 256)
 non_negative_int = whole_number(0)
 positive_seconds = amount("seconds")
+
+
+def log_verbosity(verbosity: int) -> None:
+    """``-v0`` keeps the queue's INFO lines out of the log (from cron: nothing to
+    mail), ``-v2`` and more let its DEBUG lines in; the default leaves the level
+    to ``LOG_LEVEL``."""
+    if verbosity != 1:
+        level = logging.WARNING if verbosity == 0 else logging.DEBUG
+        logging.getLogger("jobqueue").setLevel(level)

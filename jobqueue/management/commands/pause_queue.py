@@ -7,6 +7,7 @@ import getpass
 
 from django.core.management.base import BaseCommand
 
+from jobqueue.management.arguments import log_verbosity
 from jobqueue.models import QueueControl
 
 
@@ -22,6 +23,7 @@ class Command(BaseCommand):
     )
 
     def handle(self, *, verbosity: int, **options) -> None:
+        log_verbosity(verbosity)
         try:
             who = getpass.getuser()
         except (KeyError, OSError):  # a container's user without a passwd entry

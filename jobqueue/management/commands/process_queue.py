@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import sys
 
 from django.conf import settings
@@ -12,6 +11,7 @@ from django.utils.translation import ngettext
 
 from jobqueue.apps import WORKER_CHECKS
 from jobqueue.management.arguments import (
+    log_verbosity,
     non_negative_int,
     positive_int,
     positive_seconds,
@@ -160,7 +160,7 @@ class Command(BaseCommand):
                 f"{stale_after():g} s (QUEUE_STALE_WORKER_SECONDS), or raise that "
                 "setting."
             )
-        self._configure_logging(verbosity)
+        log_verbosity(verbosity)
         for name in queues or ():
             # A typo would otherwise wait for jobs that never come, without a word.
             if not QueueItem.objects.filter(queue_name=name).exists():
@@ -246,7 +246,3 @@ class Command(BaseCommand):
                 f"completed, {counts['failed']} failed."
             )
         return counts
-
-    def _configure_logging(self, verbosity: int) -> None:
-        level = {0: logging.WARNING, 1: logging.INFO}.get(verbosity, logging.DEBUG)
-        logging.getLogger("jobqueue").setLevel(level)
