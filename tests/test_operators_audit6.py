@@ -69,8 +69,22 @@ def setting(name: str, value: str):
 def test_a_bad_setting_stops_the_start_with_its_name(name, value, sentence):
     result = start({name: value}, "check")
     assert result.returncode != 0
-    last_line = result.stderr.strip().splitlines()[-1]
-    assert sentence in last_line, result.stderr[-2000:]
+    # One line, the sentence: no traceback of 40 lines before it.
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("Error: ") and sentence in line, result.stderr[-2000:]
+
+
+def test_a_cron_run_without_its_database_says_so_in_a_sentence():
+    result = start(
+        {"DATABASE_URL": "postgres://nobody@127.0.0.1:9/none"},
+        "process_queue",
+        "--once",
+    )
+    assert result.returncode == 1
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(
+        "CommandError: The database could not be used, nothing was done: "
+    ), result.stderr[-2000:]
 
 
 def test_settings_read_numbers_as_written():

@@ -7,6 +7,7 @@ import sys
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
+from django.db import DatabaseError
 from django.utils.translation import ngettext
 
 from jobqueue.apps import WORKER_CHECKS
@@ -177,13 +178,19 @@ class Command(BaseCommand):
             # told otherwise.
             worker = ExtractionWorker(num_workers=workers or 1, name="cron", **options)
             register_signal_handlers(worker, stop_timeout=stop_timeout)
-            counts = self._run_once(
-                worker,
-                limit,
-                settings.CRON_BUDGET_SECONDS if budget is None else budget,
-                as_json=as_json,
-                quiet=verbosity == 0,
-            )
+            try:
+                counts = self._run_once(
+                    worker,
+                    limit,
+                    settings.CRON_BUDGET_SECONDS if budget is None else budget,
+                    as_json=as_json,
+                    quiet=verbosity == 0,
+                )
+            except DatabaseError as exc:  # before any job: a sentence, exit 1
+                reason = str(exc).strip().splitlines()[0] if str(exc).strip() else exc
+                raise CommandError(
+                    f"The database could not be used, nothing was done: {reason}"
+                ) from None
             if exit_code and counts["failed"]:
                 raise CommandError(
                     f"{counts['failed']} of {counts['processed']} jobs failed in "
