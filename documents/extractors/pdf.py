@@ -81,6 +81,7 @@ _SPACED_MIN_WORDS = 12
 _SPACED_SHARE = 0.6
 _MAX_RENDER_PIXELS = 40_000_000  # a page bigger than A1 at 300 dpi is rendered coarser
 _SMALL_RENDER_PIXELS = 2_000_000  # smaller than A6 at 300 dpi: see _render
+_SCAN_ENLARGEMENT = 3  # a scan is rendered at most this many times its pixels a side
 # Chinese, Japanese and Korean: ideographs, kana, hangul, their punctuation and
 # full-width forms. Set vertically (tategaki), it is read column by column.
 _CJK = re.compile(
@@ -299,7 +300,8 @@ def _reads_as(read: str, exact: str) -> bool:
 
 
 def _render(doc: Any, index: int, dpi: int) -> Any:
-    """The page as a grey bitmap at ``dpi`` (coarser for huge pages), or None."""
+    """The page as a grey bitmap at ``dpi`` (coarser for huge pages and coarse
+    scans), or None."""
     try:
         page = doc[index]
     except pdfium.PdfiumError:
@@ -311,6 +313,14 @@ def _render(doc: Any, index: int, dpi: int) -> Any:
             # A page this small (a scan whose file claims 2,400 dpi, a till
             # receipt) is rendered at its scan's own resolution when that is finer.
             scale = max(scale, _scan_scale(page))
+        elif _scan_only(page):
+            # A scan whose file claims 72 dpi (Pillow's and img2pdf's default) has a
+            # point per pixel: at 300 dpi it was 17 times its pixels, five times the
+            # memory, yet finer than its pixels gives OCR nothing (it enlarges small
+            # print itself). Three times keeps scans of 100 dpi or more at 300 dpi;
+            # in whole dpi, as scans are made (at 99.99… dpi one lost a pixel).
+            scan_dpi = max(round(_scan_scale(page) * 72), 1)
+            scale = min(scale, _SCAN_ENLARGEMENT * scan_dpi / 72)
         scale = min(scale, math.sqrt(_MAX_RENDER_PIXELS / max(width * height, 1)))
         return page.render(scale=scale, grayscale=True)
     except pdfium.PdfiumError:
@@ -328,6 +338,22 @@ def _scan_scale(page: Any) -> float:
         if right > left and top > bottom:
             finest = max(finest, math.sqrt(pixels / ((right - left) * (top - bottom))))
     return finest
+
+
+def _scan_only(page: Any) -> bool:
+    """Whether all the page draws is images covering most of it (a scan, bare or
+    under an invisible OCR layer): no text, lines or annotations that would render
+    finer than the images' pixels."""
+    if pdfium_c.FPDFPage_GetAnnotCount(page.raw) or _image_share(page) < _SCANNED_SHARE:
+        return False
+    for obj in page.get_objects(max_depth=4):
+        if obj.type == pdfium_c.FPDF_PAGEOBJ_TEXT:
+            mode = pdfium_c.FPDFTextObj_GetTextRenderMode(obj.raw)
+            if mode != pdfium_c.FPDF_TEXTRENDERMODE_INVISIBLE:
+                return False
+        elif obj.type not in (pdfium_c.FPDF_PAGEOBJ_IMAGE, pdfium_c.FPDF_PAGEOBJ_FORM):
+            return False
+    return True
 
 
 def _result(
