@@ -80,4 +80,9 @@ def readyz(request: HttpRequest) -> HttpResponse:
     """200 when every readiness check passes, else 503; each check's answer."""
     ready, checks = readiness()
     body = {"status": "ready" if ready else "not ready", "checks": checks}
-    return JsonResponse(body, status=200 if ready else 503)
+    response = JsonResponse(body, status=200 if ready else 503)
+    # "Not ready" is the probe's answer, not the server's fault: django.request would
+    # log each one at ERROR, an error a probe (every few seconds) while workers
+    # restart. A failed check is logged above, with its reason.
+    response._has_been_logged = True
+    return response
