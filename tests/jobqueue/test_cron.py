@@ -87,6 +87,20 @@ def test_once_stopped_by_a_signal_releases_its_job_uncharged(
     assert not ExtractionMetric.objects.filter(outcome="refused").exists()
 
 
+def test_cron_over_http_is_not_redirected_where_https_is_required(
+    user, queue, settings
+):
+    """A 301 to https is success to `curl -f`: the cron job ran nothing, silently."""
+    settings.CRON_TOKEN = "cron-token-for-this-test"
+    settings.SECURE_SSL_REDIRECT = True
+    queue.enqueue(store(user, "due.txt", b"due text").pk)
+    assert Client().get("/documents/").status_code == 301  # the rest is redirected
+    response = Client().post(
+        "/queue/cron/", HTTP_AUTHORIZATION=f"Bearer {settings.CRON_TOKEN}"
+    )
+    assert response.status_code == 200 and response.json()["completed"] == 1
+
+
 def test_once_and_cron_honour_the_pause_switch(user, queue, child_env, settings):
     settings.CRON_TOKEN = "cron-token-for-this-test"
     job = queue.enqueue(store(user, "paused.txt", b"paused text").pk)
