@@ -12,6 +12,7 @@ import environ
 from django.core.exceptions import ImproperlyConfigured
 
 from config.env import Env
+from config.logs import logging_config
 
 # .env as config/settings.py reads it (the environment wins): its WEB_CONCURRENCY is
 # needed here, before any worker has loaded the settings.
@@ -33,6 +34,10 @@ timeout = 60
 graceful_timeout = 20
 keepalive = 5
 accesslog = "-"
+# Its lines as the app's, to stderr: one format for a log collector (config/logs.py).
+logconfig_dict = logging_config(
+    env.str("LOG_FORMAT", default="plain"), env.level("LOG_LEVEL", default="INFO")
+)
 control_socket_disable = True  # one per host by default; several servers may run
 
 

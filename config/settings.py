@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -11,6 +10,7 @@ from csp.constants import NONE, SELF, UNSAFE_INLINE
 from django.core.exceptions import ImproperlyConfigured
 
 from config.env import Env
+from config.logs import logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -310,46 +310,7 @@ MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
 # plain: one readable line per record; json: one JSON object per line (with the job's
 # fields on job events), for log collectors. A wrong value fails the system check.
 LOG_FORMAT = env.str("LOG_FORMAT", default="plain")
-# Both formats stamp records in UTC, ISO 8601 with milliseconds and a Z
-# (2025-01-31T14:05:09.042Z): the same on every host, whatever TIME_ZONE or TZ say,
-# so logs of several hosts sort and merge as they are. Set on the formatters as
-# attributes (dictConfig's "."), stdlib's formatTime does the rest. Lower case: a
-# part of LOGGING, not a setting of its own.
-utc_timestamps = {
-    "converter": time.gmtime,
-    "default_time_format": "%Y-%m-%dT%H:%M:%S",
-    "default_msec_format": "%s.%03dZ",
-}
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": {
-        "plain": {
-            "()": "logging.Formatter",
-            "fmt": "%(asctime)s %(levelname)s %(name)s %(message)s",
-            ".": utc_timestamps,
-        },
-        "json": {
-            "()": "pythonjsonlogger.json.JsonFormatter",
-            "format": "%(asctime)s %(levelname)s %(name)s %(message)s",
-            "rename_fields": {
-                "asctime": "time",
-                "levelname": "level",
-                "name": "logger",
-            },
-            ".": utc_timestamps,
-        },
-    },
-    "handlers": {
-        "console": {
-            "class": "logging.StreamHandler",
-            "formatter": "json" if LOG_FORMAT == "json" else "plain",
-        }
-    },
-    "root": {"handlers": ["console"], "level": env.level("LOG_LEVEL", default="INFO")},
-    # axes logs every login at INFO; lock-outs come at WARNING.
-    "loggers": {"axes": {"level": "WARNING"}},
-}
+LOGGING = logging_config(LOG_FORMAT, env.level("LOG_LEVEL", default="INFO"))
 # /metrics: with a token, Prometheus must send it as a Bearer token; without one it is
 # served only if METRICS_PUBLIC says the network already keeps it private.
 METRICS_TOKEN = env.str("METRICS_TOKEN", default="")

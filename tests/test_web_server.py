@@ -211,6 +211,25 @@ def assert_nothing_kept(server: Server, media_root: Path) -> None:
 # --- Bodies over the limit --------------------------------------------------------
 
 
+def test_with_log_format_json_gunicorn_s_own_lines_are_json_too(child_env, tmp_path):
+    """Its start, its workers and its access log came in formats of its own (the
+    access log on stdout), between the app's JSON lines: a collector choked."""
+    # STATIC_ROOT as collectstatic leaves it: no warning that it is missing.
+    env = {**child_env, "LOG_FORMAT": "json", "STATIC_ROOT": str(tmp_path)}
+    server = launch(env, tmp_path)
+    try:
+        assert get(server, "/healthz")[0] == 200
+    finally:
+        os.killpg(server.proc.pid, signal.SIGTERM)
+        server.proc.wait(30)
+    records = [json.loads(line) for line in server.log.read_text().splitlines()]
+    said = {(r["logger"], r["message"].split(" ")[0]) for r in records}
+    assert ("gunicorn.error", "Booting") in said
+    access = [r["message"] for r in records if r["logger"] == "gunicorn.access"]
+    assert any('"GET /healthz HTTP/1.1" 200' in line for line in access), access
+    assert all(r["time"].endswith("Z") for r in records)
+
+
 def test_a_declared_length_over_the_limit_gets_413_before_the_body_is_sent(
     server, token, media_root
 ):
