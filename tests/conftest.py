@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import signal
 import socket
@@ -40,6 +41,14 @@ def fresh_rate_limits() -> Iterator[None]:
     cache.clear()
     yield
     cache.clear()
+
+
+@pytest.fixture(autouse=True)
+def queue_log_level() -> Iterator[None]:
+    """A command run with -v0 sets the queue's log level for its process, which is
+    the whole test run here: not for the next test (as each command's own process)."""
+    yield
+    logging.getLogger("jobqueue").setLevel(logging.NOTSET)
 
 
 @pytest.fixture

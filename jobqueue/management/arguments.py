@@ -61,7 +61,6 @@ positive_seconds = amount("seconds")
 def log_verbosity(verbosity: int) -> None:
     """``-v0`` keeps the queue's INFO lines out of the log (from cron: nothing to
     mail), ``-v2`` and more let its DEBUG lines in; the default leaves the level
-    to ``LOG_LEVEL``."""
-    if verbosity != 1:
-        level = logging.WARNING if verbosity == 0 else logging.DEBUG
-        logging.getLogger("jobqueue").setLevel(level)
+    to ``LOG_LEVEL`` (NOTSET: also after an earlier command in the same process)."""
+    levels = {0: logging.WARNING, 1: logging.NOTSET}
+    logging.getLogger("jobqueue").setLevel(levels.get(verbosity, logging.DEBUG))
