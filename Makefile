@@ -51,7 +51,9 @@ run: install-system $(VENV)/.installed .env
 	@# foreground has ended. The web app ending by itself (its port taken) stops the
 	@# workers too, and make's status is the web app's. A closed terminal hangs up
 	@# only its session's leader: where that is make (ssh -t host make run), which
-	@# passes no SIGHUP on, a watch (a look every 3 s) sends it here.
+	@# passes no SIGHUP on, a watch (a look every 3 s) sends it here. A wait a trap
+	@# cut short says 128 + the signal: the web app is waited for again, so that a
+	@# clean stop ends make with its status, 0, not as an error (143).
 	@set -m; \
 	trap 'stopping=1; kill -INT $$workers $$web 2>/dev/null; kill $$watch 2>/dev/null' INT; \
 	trap 'stopping=1; kill -TERM $$workers $$web $$watch 2>/dev/null' TERM HUP; \
@@ -59,7 +61,7 @@ run: install-system $(VENV)/.installed .env
 	$(VENV)/bin/gunicorn --config config/gunicorn.conf.py --bind $(HOST):$(PORT) & web=$$!; \
 	set +m; status=0; \
 	if [ -t 0 ]; then (while [ -t 0 ]; do sleep 3; done; kill -HUP $$$$) <&0 & watch=$$!; fi; \
-	while [ -z "$$stopping" ] && kill -0 $$web 2>/dev/null; do wait $$web; status=$$?; done; \
+	while kill -0 $$web 2>/dev/null; do wait $$web; status=$$?; done; \
 	[ -n "$$stopping" ] || kill -TERM $$workers $$watch 2>/dev/null; \
 	while kill -0 $$workers 2>/dev/null || kill -0 $$web 2>/dev/null; do wait; done; \
 	exit $$status
