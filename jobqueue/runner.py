@@ -61,7 +61,7 @@ STORE_REFUSED = (
 PROGRESS_POLL = 2.0  # seconds between looks at a long extraction's progress
 
 
-def _message(exc: BaseException) -> str:
+def exception_message(exc: BaseException) -> str:
     """``Type: message`` of the exception a job raised. Its ``__str__`` is the job's
     code and may raise too: the attempt must still fail, not the worker thread."""
     try:
@@ -206,7 +206,7 @@ class JobRunner:
             return Outcome(
                 False,
                 error_type=ErrorType.UNKNOWN,
-                error_message=_message(exc),
+                error_message=exception_message(exc),
                 result=exc,
             )
 

@@ -7,6 +7,7 @@ change of the imports below.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
@@ -16,7 +17,7 @@ from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
 from django.apps import apps
-from django.db import transaction
+from django.db import connections, transaction
 from django.utils.dateparse import parse_datetime
 from django.utils.module_loading import import_string
 from django_tasks import TaskResultStatus
@@ -53,6 +54,11 @@ class QueueBackend(BaseTaskBackend):
 
     def validate_task(self, task: Task) -> None:
         super().validate_task(task)
+        # A DataError at enqueue on PostgreSQL, and kept by SQLite, until now.
+        if _storable(task.queue_name) != task.queue_name:
+            raise InvalidTaskError(
+                "Task queue names cannot hold U+0000 (NUL) or a lone surrogate."
+            )
         # The same error on both databases (PostgreSQL would refuse the row at
         # enqueue, SQLite keep it whole), and at ``@task``/``using()``, not later;
         # at enqueue, which validates again, for a task made while the apps load.
@@ -144,12 +150,32 @@ def _json(value: Any) -> Any:
 
 
 def _argument(value: Any) -> Any:
-    """``_json``, refusing also U+0000, which PostgreSQL's JSON cannot hold: the same
+    """``_json``, refusing also what a database cannot store: U+0000 (PostgreSQL's
+    JSON) and a lone surrogate (PostgreSQL refuses it; SQLite kept it): the same
     ValueError at enqueue on both databases, not a DataError on one of them."""
     value = _json(value)
-    if "\\u0000" in json.dumps(value):
-        raise ValueError("Task arguments cannot hold the character U+0000 (NUL).")
+    for text in _texts(value):
+        if "\x00" in text:
+            raise ValueError("Task arguments cannot hold the character U+0000 (NUL).")
+        if _storable(text) != text:
+            raise ValueError(
+                "Task arguments cannot hold a lone surrogate (U+D800 to U+DFFF), as "
+                "a file name read with errors='surrogateescape' may."
+            )
     return value
+
+
+def _texts(value: Any) -> Iterable[str]:
+    """Every string in a JSON value, keys included."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from _texts(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _texts(item)
 
 
 @lru_cache(maxsize=1024)
@@ -259,19 +285,81 @@ def task_result(
 def _run(item: QueueItem) -> Any:
     """One attempt of a task, in the worker thread (tasks use Django)."""
     from jobqueue.models import ErrorType
+    from jobqueue.runner import exception_message
 
     result = task_result(item)
-    task_started.send(_sender(result), task_result=result)
-    args, kwargs = result.args, result.kwargs
-    if result.task.takes_context:
-        args = [TaskContext(task_result=result), *args]
-    value = result.task.call(*args, **kwargs)
+    open_before = _open_transactions()
+    try:
+        try:
+            task_started.send(_sender(result), task_result=result)
+            args, kwargs = result.args, result.kwargs
+            if result.task.takes_context:
+                args = [TaskContext(task_result=result), *args]
+            value = result.task.call(*args, **kwargs)
+        finally:
+            left_open = _end_transactions_left_open(open_before)
+    except BaseException as exc:
+        # The runner fails the attempt of what a task raises: Exception, SystemExit,
+        # KeyboardInterrupt. Any other BaseException (asyncio.CancelledError, a
+        # project's own) ended the worker thread, the task left RUNNING for ever.
+        # A message the database cannot store (U+0000 on PostgreSQL, a lone
+        # surrogate, as a file name read with surrogateescape gives, on both) was
+        # not recorded: the job went back to the queue uncharged and ran again, for
+        # ever, starving the jobs behind it.
+        message = exception_message(exc)
+        if isinstance(exc, Exception | SystemExit | KeyboardInterrupt) and (
+            _storable(message) == message
+        ):
+            raise
+        raise JobFailed(ErrorType.UNKNOWN, _storable(message)) from exc
+    if left_open:
+        raise JobFailed(
+            ErrorType.UNKNOWN,
+            "The task left a transaction open (autocommit turned off, or an atomic "
+            f"block not exited) on the database {', '.join(map(repr, left_open))}: "
+            "what it wrote in it was rolled back.",
+        )
     try:
         return _json(value)
     except (TypeError, ValueError) as exc:
         # The task ran to its end: run again, it would return the same and repeat
         # what it did. The attempt fails for good, with the error it raised.
         raise JobFailed(ErrorType.UNSUPPORTED, f"{type(exc).__name__}: {exc}") from exc
+
+
+def _open_transactions() -> set[str]:
+    """The aliases of this thread's connections inside a transaction."""
+    return {
+        conn.alias
+        for conn in connections.all(initialized_only=True)
+        if conn.connection is not None and (conn.in_atomic_block or not conn.autocommit)
+    }
+
+
+def _end_transactions_left_open(open_before: set[str]) -> list[str]:
+    """Roll back and close the transactions a task left open (``open_before``:
+    those open before it ran), as Django does with a request's connection left
+    without autocommit (``close_if_unusable_or_obsolete``). Left to the worker
+    thread, every later claim and result of that thread joined it: never
+    committed, the jobs stayed RUNNING, and on SQLite the write lock it held
+    stopped every other writer (the web's uploads and enqueues: "database is
+    locked"). The aliases of those ended."""
+    ended = sorted(_open_transactions() - open_before)
+    for alias in ended:
+        conn = connections[alias]
+        # Closed without a commit, the database rolls the transaction back; the
+        # next query connects afresh, with autocommit on. The wrapper forgets the
+        # atomic blocks, as its connect() does: else the worker's next atomic
+        # block took itself for a nested one, and committed nothing.
+        with contextlib.suppress(Exception):
+            conn.connection.close()
+        conn.connection, conn.closed_in_transaction = None, False
+        conn.in_atomic_block, conn.needs_rollback = False, False
+        conn.atomic_blocks, conn.savepoint_ids, conn.run_on_commit = [], [], []
+        logger.warning(
+            "A task left a transaction open on the database %r; rolled back.", alias
+        )
+    return ended
 
 
 def _failed(item: QueueItem, outcome: Any) -> None:
@@ -303,7 +391,7 @@ def _error(outcome: Any) -> dict[str, str]:
     if isinstance(exc, BaseException):
         return {
             "exception_class_path": get_module_path(type(exc)),
-            "traceback": get_exception_traceback(exc),
+            "traceback": _storable(get_exception_traceback(exc)),
         }
     # The queue failed the attempt itself (the database refused the result, a
     # cancel, a rescue): its class, so that TaskError.exception_class resolves,
@@ -312,6 +400,15 @@ def _error(outcome: Any) -> dict[str, str]:
         "exception_class_path": get_module_path(JobFailed),
         "traceback": outcome.error_message,
     }
+
+
+def _storable(text: str) -> str:
+    """``text`` as both databases store it: U+0000 (which PostgreSQL's text and
+    JSON cannot hold) written ``\\x00``, a lone surrogate (which neither
+    database's driver sends as text: UnicodeEncodeError) ``\\udce9``, as Python's
+    repr writes them."""
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text.replace("\x00", "\\x00")
 
 
 def _with_error(payload: dict[str, Any], error: dict[str, str]) -> dict[str, Any]:
