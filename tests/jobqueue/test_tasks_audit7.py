@@ -106,7 +106,11 @@ def item_of(result) -> QueueItem:
 
 @pytest.mark.parametrize(
     ("task_", "exception"),
-    [(raise_abort, Abort), (raise_cancelled, asyncio.CancelledError)],
+    [
+        (raise_abort, Abort),
+        (raise_cancelled, asyncio.CancelledError),
+        (raise_keyboard_interrupt, KeyboardInterrupt),
+    ],
 )
 def test_a_task_raising_another_base_exception_fails_and_the_next_one_runs(
     task_, exception, finished
@@ -139,17 +143,6 @@ def test_a_worker_thread_outlives_a_task_that_raises_a_base_exception(run_worker
     assert result.errors[0].exception_class is Abort
     assert after.return_value == "after"
     assert worker.is_running()
-
-
-def test_keyboard_interrupt_in_a_task_fails_it_the_worker_goes_on():
-    result = raise_keyboard_interrupt.enqueue()
-    after = contract.echo.enqueue("after")
-    run_once()
-    result.refresh()
-    after.refresh()
-    assert result.status == TaskResultStatus.FAILED
-    assert result.errors[0].exception_class is KeyboardInterrupt
-    assert after.return_value == "after"
 
 
 @pytest.mark.parametrize(
