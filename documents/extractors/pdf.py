@@ -114,6 +114,7 @@ class _Page:
     blank: bool = False  # nothing drawn at all (or nothing PDFium could decode)
     damaged: bool = False
     ocr_confidence: float | None = None  # set when the body is OCR's reading
+    turned: bool = False  # OCR read it turned upright (a scan on its side)
 
     @property
     def text(self) -> str:
@@ -179,10 +180,13 @@ def _with_ocr(
         return _result(pages, total, extractor, options, str(exc))
     seconds = ocr.seconds
     done = _ocr_pages(path, pages, wanted, ocr, options)
+    turned = [i + 1 for i in done if pages[i].turned]
     details = {
         "ocr_pages": page_ranges([i + 1 for i in done]),
         "ocr_page_count": len(done),
         "ocr_ms": round((ocr.seconds - seconds) * 1000),
+        # As an image's: where a scan lay on its side, for whoever checks the scanner.
+        **({"rotated_pages": page_ranges(turned)} if turned else {}),
     }
     if any(pages[i].ocr_confidence is not None for i in done):
         extractor += "+tesseract"
@@ -256,6 +260,7 @@ def _ocr_pages(
                         )
                         page.dubious = 0.0
                         page.image_only = False
+                        page.turned = bool(found.rotated)
                         confidences = found.confidences or [0]
                         page.ocr_confidence = sum(confidences) / len(confidences) / 100
                 done += 1

@@ -45,7 +45,9 @@ def saved(tmp_path, image: Image.Image, fmt: str):
     return write(tmp_path, f"note.{fmt.lower()}", image_bytes(image, fmt))
 
 
-@pytest.mark.parametrize(("fmt", "turn"), [("PNG", 90), ("TIFF", 90), ("PNG", 180)])
+@pytest.mark.parametrize(
+    ("fmt", "turn"), [("PNG", 90), ("TIFF", 90), ("PNG", 180), ("PDF", 180)]
+)
 def test_the_reported_image_is_read_upright(tmp_path, fmt, turn):
     # Was 'UDIMpUeS ape|eUWeW\n1X97 4 pajejoy' at 0.354: OSD gave no answer.
     result = extract(saved(tmp_path, reported(turn), fmt))
