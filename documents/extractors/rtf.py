@@ -27,6 +27,7 @@ from .base import (
     ExtractOptions,
     TextBuilder,
     join_notes,
+    table_row_lines,
 )
 from .marks import SYMBOL_FONT
 
@@ -187,6 +188,12 @@ class _Reader:
         # Where the last \cell's tab is: a row's last cell takes none.
         self.cell_in: list[str] | None = None
         self.cell_end = 0
+        # The table row being read (from its first \intbl paragraph): its list,
+        # where its text begins and where each \cell's tab stands, for
+        # table_row_lines at its \row.
+        self.row_in: list[str] | None = None
+        self.row_start = 0
+        self.cell_tabs: list[int] = []
 
     def read(self, rtf: str) -> None:
         """Read the document up to its closing brace (or the end of the file)."""
@@ -270,8 +277,13 @@ class _Reader:
         elif word in _BREAKS:
             self._break(word, out)
         elif word in _CELLS:
+            if word == "cell" and self.row_in is out:
+                self.cell_tabs.append(len(out))
             out.append("\t")
             self.cell_in, self.cell_end = out, len(out)
+        elif word == "intbl":
+            if self.row_in is not out:  # a row's first paragraph: the row begins
+                self.row_in, self.row_start, self.cell_tabs = out, len(out), []
         elif word in _CHARS:
             if not group.hidden:
                 out.append(_CHARS[word])
@@ -314,11 +326,32 @@ class _Reader:
 
     def _break(self, word: str, out: list[str]) -> None:
         """A paragraph, line, row or page ends; a row's last cell takes no tab."""
-        if word in _ROWS and self.cell_in is out and self.cell_end == len(out):
-            out.pop()
-        out.append(_BREAKS[word])
+        if word == "row" and self.row_in is out:
+            self._end_row(out)
+        elif word == "line" and self.row_in is out:
+            out.append("\v")  # a break inside a paragraph: no line of the row's own
+        else:
+            if word in _ROWS and self.cell_in is out and self.cell_end == len(out):
+                out.pop()
+            out.append(_BREAKS[word])
         if self.boxes and word in _PARAGRAPH_ENDS:
             self._place_boxes(out)
+
+    def _end_row(self, out: list[str]) -> None:
+        """The row read since its first paragraph, as ``table_row_lines`` has it: a
+        row of data one line, a row of paragraphs (a page laid out in a table)
+        cell after cell. A nested table's rows are lines of their outer cell."""
+        starts = [self.row_start, *(tab + 1 for tab in self.cell_tabs)]
+        texts = [
+            "".join(out[start:tab])
+            for start, tab in zip(starts, self.cell_tabs, strict=False)
+        ]
+        texts.append("".join(out[starts[-1] :]))  # text after the last
+        # A cell's lines are its paragraphs; a \line breaks one of them.
+        cells = [[p.replace("\v", "\n") for p in t.split("\n")] for t in texts]
+        del out[self.row_start :]
+        out.extend(line + "\n" for line in table_row_lines(cells))
+        self.row_in = None
 
     def _place_boxes(self, paragraph_in: list[str]) -> None:
         """Add, after the paragraph just ended, the text boxes anchored in it."""

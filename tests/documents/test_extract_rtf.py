@@ -156,19 +156,20 @@ def test_binary_data_is_skipped_whatever_bytes_it_holds(tmp_path: Path) -> None:
 
 def test_table_cells_are_tab_separated_and_rows_end_lines(tmp_path: Path) -> None:
     # As the other formats: a tab between cells, none after the last one. Word
-    # repeats the row's properties between the last \cell and \row; an empty
-    # last cell keeps its tab.
+    # repeats the row's properties between the last \cell and \row; empty last
+    # cells are left out, as a Word table's are.
     rtf = (
         rb"{\rtf1\ansi\trowd\cellx1000\cellx2000\cellx3000"
         rb"\pard\intbl Region\cell Revenue\cell Growth\cell"
         rb"{\trowd\cellx1000\cellx2000\cellx3000\row}"
         rb"\pard\intbl North\cell 1,234\cell\cell\row\pard After\par}"
     )
-    assert read_rtf(tmp_path, rtf) == "Region\tRevenue\tGrowth\nNorth\t1,234\t\nAfter"
+    assert read_rtf(tmp_path, rtf) == "Region\tRevenue\tGrowth\nNorth\t1,234\nAfter"
 
 
 def test_a_nested_tables_rows_end_lines_too(tmp_path: Path) -> None:
-    # Word ends a nested row in {\*\nesttableprops ... \nestrow}.
+    # Word ends a nested row in {\*\nesttableprops ... \nestrow}. Two rows in a
+    # cell: the outer row is read cell after cell, as a Word table's.
     rtf = (
         rb"{\rtf1\ansi\trowd\cellx5000\cellx9000\pard\intbl\itap1 Outer\cell "
         rb"\pard\intbl\itap2 A\nestcell B\nestcell{\*\nesttableprops\trowd"
@@ -176,7 +177,27 @@ def test_a_nested_tables_rows_end_lines_too(tmp_path: Path) -> None:
         rb"C\nestcell D\nestcell{\*\nesttableprops\trowd\nestrow}"
         rb"{\nonesttables\par}\pard\intbl\itap1\cell\trowd\row\pard After\par}"
     )
-    assert read_rtf(tmp_path, rtf) == "Outer\tA\tB\nC\tD\n\nAfter"
+    assert read_rtf(tmp_path, rtf) == "Outer\nA\tB\nC\tD\nAfter"
+
+
+def test_a_row_of_paragraphs_is_read_cell_after_cell(tmp_path: Path) -> None:
+    # A cell of several paragraphs (an address) is no data: its row was one line
+    # broken in the middle ("Address\t1 Quay Street\nHarbour Town\tPaid"). A
+    # line break in a cell of a data row is a space: the row stays a line.
+    rtf = (
+        rb"{\rtf1\ansi\trowd\cellx1000\cellx2000\cellx3000"
+        rb"\pard\intbl Ship to\cell Harbour\line Town\cell Paid\cell\row"
+        rb"\pard\intbl Address\cell 1 Quay Street\par Harbour Town\cell Paid\cell\row"
+        rb"\pard After\par}"
+    )
+    assert read_rtf(tmp_path, rtf).splitlines() == [
+        "Ship to\tHarbour Town\tPaid",
+        "Address",
+        "1 Quay Street",
+        "Harbour Town",
+        "Paid",
+        "After",
+    ]
 
 
 def test_unicode_half_of_upr_is_read_and_ansi_half_skipped(tmp_path: Path) -> None:
