@@ -194,9 +194,9 @@ class JobRunner:
                 error_message=str(exc),
                 result=exc.__cause__,
             )
-        # SystemExit and KeyboardInterrupt too: a job that calls exit() fails; it
-        # never ends the worker thread.
-        except (Exception, SystemExit, KeyboardInterrupt) as exc:
+        # Whatever a job raises fails it (exit(), asyncio.CancelledError, a project's
+        # own BaseException): it never ends the worker thread, its job left running.
+        except BaseException as exc:
             # The queue's database away: the worker waits for it, charging nothing.
             # Another database away, or a statement of the job's own that the server
             # stopped (a statement timeout, a deadlock), is the job's failure,

@@ -35,7 +35,7 @@ from jobqueue.models import (
     stale_after,
     work,
 )
-from jobqueue.sql import DbNow, db_now
+from jobqueue.sql import DbNow, db_now, storable
 
 logger = logging.getLogger(__name__)
 # Jobs per transaction in the operators' bulk actions (``cancel_many``,
@@ -300,6 +300,9 @@ class QueueManager:
     ) -> bool:
         """Record a failed attempt: retry later per the backoff table, or fail for good."""
         error_type = retry.normalise_error_type(error_type)
+        # A message the database refused (U+0000, a lone surrogate from a file name)
+        # left the attempt unrecorded: the job ran again, for ever, uncharged.
+        error_message = storable(error_message)
         with transaction.atomic():
             item = self._locked_processing(job_id, worker_id, attempt)
             if item is None:

@@ -29,7 +29,7 @@ from django_tasks.utils import get_exception_traceback, get_module_path, normali
 
 from jobqueue import operations
 from jobqueue.child import JobFailed
-from jobqueue.sql import AppendToList, db_now
+from jobqueue.sql import AppendToList, db_now, storable
 
 # The queue's models are imported where they are used, not here: Django builds
 # the backend at the first ``@task``, which a package may run while the apps load
@@ -55,7 +55,7 @@ class QueueBackend(BaseTaskBackend):
     def validate_task(self, task: Task) -> None:
         super().validate_task(task)
         # A DataError at enqueue on PostgreSQL, and kept by SQLite, until now.
-        if _storable(task.queue_name) != task.queue_name:
+        if storable(task.queue_name) != task.queue_name:
             raise InvalidTaskError(
                 "Task queue names cannot hold U+0000 (NUL) or a lone surrogate."
             )
@@ -157,7 +157,7 @@ def _argument(value: Any) -> Any:
     for text in _texts(value):
         if "\x00" in text:
             raise ValueError("Task arguments cannot hold the character U+0000 (NUL).")
-        if _storable(text) != text:
+        if storable(text) != text:
             raise ValueError(
                 "Task arguments cannot hold a lone surrogate (U+D800 to U+DFFF), as "
                 "a file name read with errors='surrogateescape' may."
@@ -285,33 +285,17 @@ def task_result(
 def _run(item: QueueItem) -> Any:
     """One attempt of a task, in the worker thread (tasks use Django)."""
     from jobqueue.models import ErrorType
-    from jobqueue.runner import exception_message
 
     result = task_result(item)
     open_before = _open_transactions()
     try:
-        try:
-            task_started.send(_sender(result), task_result=result)
-            args, kwargs = result.args, result.kwargs
-            if result.task.takes_context:
-                args = [TaskContext(task_result=result), *args]
-            value = result.task.call(*args, **kwargs)
-        finally:
-            left_open = _end_transactions_left_open(open_before)
-    except BaseException as exc:
-        # The runner fails the attempt of what a task raises: Exception, SystemExit,
-        # KeyboardInterrupt. Any other BaseException (asyncio.CancelledError, a
-        # project's own) ended the worker thread, the task left RUNNING for ever.
-        # A message the database cannot store (U+0000 on PostgreSQL, a lone
-        # surrogate, as a file name read with surrogateescape gives, on both) was
-        # not recorded: the job went back to the queue uncharged and ran again, for
-        # ever, starving the jobs behind it.
-        message = exception_message(exc)
-        if isinstance(exc, Exception | SystemExit | KeyboardInterrupt) and (
-            _storable(message) == message
-        ):
-            raise
-        raise JobFailed(ErrorType.UNKNOWN, _storable(message)) from exc
+        task_started.send(_sender(result), task_result=result)
+        args, kwargs = result.args, result.kwargs
+        if result.task.takes_context:
+            args = [TaskContext(task_result=result), *args]
+        value = result.task.call(*args, **kwargs)
+    finally:
+        left_open = _end_transactions_left_open(open_before)
     if left_open:
         raise JobFailed(
             ErrorType.UNKNOWN,
@@ -391,7 +375,7 @@ def _error(outcome: Any) -> dict[str, str]:
     if isinstance(exc, BaseException):
         return {
             "exception_class_path": get_module_path(type(exc)),
-            "traceback": _storable(get_exception_traceback(exc)),
+            "traceback": storable(get_exception_traceback(exc)),
         }
     # The queue failed the attempt itself (the database refused the result, a
     # cancel, a rescue): its class, so that TaskError.exception_class resolves,
@@ -400,15 +384,6 @@ def _error(outcome: Any) -> dict[str, str]:
         "exception_class_path": get_module_path(JobFailed),
         "traceback": outcome.error_message,
     }
-
-
-def _storable(text: str) -> str:
-    """``text`` as both databases store it: U+0000 (which PostgreSQL's text and
-    JSON cannot hold) written ``\\x00``, a lone surrogate (which neither
-    database's driver sends as text: UnicodeEncodeError) ``\\udce9``, as Python's
-    repr writes them."""
-    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text.replace("\x00", "\\x00")
 
 
 def _with_error(payload: dict[str, Any], error: dict[str, str]) -> dict[str, Any]:

@@ -40,9 +40,19 @@ __all__ = [
     "Dialect",
     "db_now",
     "dialect",
+    "storable",
 ]
 
 MODULES = {"postgresql": "jobqueue.sql.postgresql", "sqlite": "jobqueue.sql.sqlite"}
+
+
+def storable(text: str) -> str:
+    """``text`` as both databases store it: U+0000 (which PostgreSQL's text and
+    JSON cannot hold) written ``\\x00``, a lone surrogate (which neither database's
+    driver sends as text: UnicodeEncodeError) ``\\udce9``, as Python's repr writes
+    them. For what explains (an error, a traceback): nothing of it is lost."""
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text.replace("\x00", "\\x00")
 
 
 @cache

@@ -593,6 +593,18 @@ def test_job_fails_for_good_once_max_retries_are_exceeded(job_in_state, queue):
     assert queue.get_failed_jobs() == [job]
 
 
+def test_an_error_message_the_database_cannot_store_is_recorded_escaped(
+    job_in_state, queue
+):
+    """Any job kind's: U+0000 (PostgreSQL) or a lone surrogate (both databases) made
+    the write fail, and the attempt went unrecorded, the job run again for ever."""
+    job_id = job_in_state(Status.PROCESSING, worker_id="w1")
+    assert queue.failed(job_id, "bad \x00 byte in caf\udce9.txt", "corruption")
+    expected = "bad \\x00 byte in caf\\udce9.txt"
+    assert queue.get_job(job_id).error_message == expected
+    assert document_of(job_id).error_message == expected
+
+
 def test_a_failed_job_that_succeeds_on_retry_clears_its_error(job_in_state, queue):
     job_id = job_in_state(Status.RETRY_PENDING)
     make_due(job_id)
