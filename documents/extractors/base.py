@@ -70,6 +70,25 @@ def join_notes(*notes: str) -> str:
 _CELL_SPACE = re.compile(r"[ \t\r\n]+")
 
 
+def outside_tables(
+    parent: Any, table: str, blocks: tuple[str, ...], boxes: tuple[str, ...]
+) -> Iterator[Any]:
+    """The ``blocks`` (paragraphs and the like) and ``table`` elements under
+    ``parent``, in document order, not the blocks inside the tables (read with
+    them). lxml walks a part without a table; a table is walked once, however deep
+    it lies in others. ``boxes``: the blocks that may hold a text box with a table
+    in it, which come before it."""
+    for child in parent:
+        if child.tag == table:
+            yield child
+        elif next(child.iter(table), None) is None:
+            yield from child.iter(*blocks)
+        else:
+            if child.tag in boxes:
+                yield child
+            yield from outside_tables(child, table, blocks, boxes)
+
+
 def table_row_lines(cells: list[list[str]]) -> Iterator[str]:
     """A word processor's table row, given each cell's lines: one line of its cells
     separated by tabs (as spreadsheets' rows are read) when every cell holds at

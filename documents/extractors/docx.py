@@ -21,6 +21,7 @@ from .base import (
     ExtractOptions,
     TextBuilder,
     UnsupportedFileError,
+    outside_tables,
     table_row_lines,
     unreadable,
 )
@@ -254,7 +255,7 @@ class _Story:
 
     def lines(self, root: Any) -> Iterator[str]:
         """The lines of what `root` holds: paragraphs, tables, embedded pages."""
-        for el in _blocks(root):
+        for el in outside_tables(root, _TBL, (_P, _ALT_CHUNK), (_P,)):
             if el.tag == _TBL:
                 yield from self.rows(el)
             elif el.tag == _ALT_CHUNK:
@@ -309,21 +310,6 @@ class _Story:
         if shown or not graphics:  # a paragraph that only holds a graphic: its text
             yield shown
         yield from _graphic_lines(graphics, self.part)
-
-
-def _blocks(parent: Any) -> Iterator[Any]:
-    """The paragraphs, tables and embedded pages under `parent` in document order,
-    not those inside the tables (read with them). lxml walks a part without a
-    table, and a table is walked once, however deep it lies in others."""
-    for child in parent:
-        if child.tag == _TBL:
-            yield child
-        elif next(child.iter(_TBL), None) is None:
-            yield from child.iter(_P, _ALT_CHUNK)
-        else:
-            if child.tag == _P:  # its text box holds a table: it comes first
-                yield child
-            yield from _blocks(child)
 
 
 def _within(parent: Any, tag: str) -> Iterator[Any]:

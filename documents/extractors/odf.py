@@ -28,6 +28,7 @@ from .base import (
     ExtractionResult,
     ExtractOptions,
     TextBuilder,
+    outside_tables,
     parse_xml,
     table_row_lines,
     unreadable,
@@ -380,7 +381,7 @@ class _Flow:
 
     def lines(self, root: Any) -> Iterator[str]:
         """The lines of what `root` holds: paragraphs, tables, charts, formulas."""
-        for block in _outside_tables(root):
+        for block in outside_tables(root, _SHEET, (*_BLOCKS, _OBJECT), _BLOCKS):
             if not _shown(block, self.hidden_styles):
                 continue
             owner = _aside(block, root)
@@ -422,21 +423,6 @@ class _Flow:
                 yield from lines
             if position >= _MAX_ROWS:
                 return
-
-
-def _outside_tables(parent: Any) -> Iterator[Any]:
-    """The paragraphs, headings, objects and tables under `parent` in document
-    order, not those inside the tables (read with them). lxml walks a part without
-    a table, and a table is walked once, however deep it lies in others."""
-    for child in parent:
-        if child.tag == _SHEET:
-            yield child
-        elif next(child.iter(_SHEET), None) is None:
-            yield from child.iter(*_BLOCKS, _OBJECT)
-        else:
-            if child.tag in _BLOCKS:  # its text box holds a table: it comes first
-                yield child
-            yield from _outside_tables(child)
 
 
 def _shown(block: Any, hidden_styles: frozenset[tuple[str, str]]) -> bool:
