@@ -10,11 +10,14 @@ import threading
 
 from django.conf import settings
 from django.core.files.base import ContentFile
+from django.core.files.storage import FileSystemStorage, Storage
 
 from documents.local_files import local_path, remove_copy
 from documents.models import Document
 from documents.page_render import PAGE_WIDTH
 
+# Where every document's rendered pages are kept, a folder each (``cache_folder``).
+PAGES_DIR = "pages"
 RENDER_TIMEOUT_SECONDS = 20
 # Pages drawn at once by one web process, and how long a request waits for its turn:
 # a page can take seconds of CPU and up to 1 GB (page_render), and many requests at
@@ -38,7 +41,12 @@ class PagesBusy(Exception):
 
 def cache_folder(document: Document) -> str:
     """Where the document's rendered pages are kept (removed with the document)."""
-    return f"pages/{document.pk}"
+    return pages_folder(document.pk)
+
+
+def pages_folder(document_id: int) -> str:
+    """``cache_folder`` of the document with this id."""
+    return f"{PAGES_DIR}/{document_id}"
 
 
 def thumbnail_name(document: Document) -> str:
@@ -101,7 +109,7 @@ def _render(document: Document, number: int) -> bytes:
 
 
 def forget_pages(document: Document) -> None:
-    """Remove the document's rendered pages from storage."""
+    """Remove the document's rendered pages from storage, and their folder."""
     storage = document.file.storage
     folder = cache_folder(document)
     try:
@@ -110,3 +118,25 @@ def forget_pages(document: Document) -> None:
         return
     for name in files:
         storage.delete(f"{folder}/{name}")
+    remove_empty_folder(storage, folder)
+
+
+def keeps_folders(storage: Storage) -> bool:
+    """Whether an empty folder stays in ``storage`` (a file system) once its last
+    file is deleted. Elsewhere a folder is only the common start of its files' names,
+    and ``delete`` of a folder's name means what each backend makes of it (S3: a key
+    of that name; ``InMemoryStorage``: the folder with its files)."""
+    return isinstance(storage, FileSystemStorage)
+
+
+def remove_empty_folder(storage: Storage, folder: str) -> bool:
+    """Remove ``folder`` if it is empty, where an empty folder stays behind
+    (``keeps_folders``); whether it was removed."""
+    if not keeps_folders(storage):
+        return False
+    try:
+        storage.delete(folder)  # os.rmdir, which leaves a folder that is not empty
+    except OSError:
+        # A page drawn meanwhile; check_storage removes it once its document is gone.
+        return False
+    return True

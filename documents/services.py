@@ -202,9 +202,16 @@ def document_delete_many(*, documents: Iterable[Document]) -> None:
     gone = [copy.copy(document) for document in documents]
 
     def discard_files() -> None:
+        # After the commit, each document's files whatever another's did: an error
+        # here would skip the rest and answer a delete that happened with an error.
         for document in gone:
             _discard(document.file.storage, document.file.name)
-            forget_pages(document)
+            try:
+                forget_pages(document)
+            except OSError:
+                logger.exception(
+                    "Could not remove the pages of document %s", document.pk
+                )
 
     with transaction.atomic():
         Document.objects.filter(pk__in=[document.pk for document in gone]).delete()

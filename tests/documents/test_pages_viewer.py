@@ -90,7 +90,7 @@ def test_deleting_the_document_removes_its_pages(
     assert any(folder.iterdir())
     with django_capture_on_commit_callbacks(execute=True):
         document_delete(document=pdf)
-    assert not any(folder.iterdir())
+    assert not folder.exists()
 
 
 def test_pages_are_drawn_once_the_page_count_is_known(user_client, make_document):
