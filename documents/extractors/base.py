@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from .hyphens import join_hyphenated
+
 NO_TEXT_NOTE = (
     "No text: its pages are damaged, or scans that could not be rendered for OCR."
 )
@@ -68,6 +70,9 @@ def join_notes(*notes: str) -> str:
 
 
 _CELL_SPACE = re.compile(r"[ \t\r\n]+")
+# What is left of a word broken by a hyphen at a line break in a cell, once hyphens
+# judged it ("Anglo-" then "Saxon"): the line break goes, not into a space.
+_CELL_HYPHEN_BREAK = re.compile(r"(?<=\w[-\u2010])[ \t]*\n[ \t]*(?=\w)")
 
 
 def outside_tables(
@@ -102,10 +107,22 @@ def table_row_lines(cells: list[list[str]]) -> Iterator[str]:
         return
     # A tab or a line break inside a cell would read as the next cell or row.
     line = "\t".join(
-        _CELL_SPACE.sub(" ", lines[0]).strip() if lines else "" for lines in cells
+        _CELL_SPACE.sub(" ", mend_cell_breaks(lines[0])).strip() if lines else ""
+        for lines in cells
     )
     if line := line.rstrip("\t"):
         yield line
+
+
+def mend_cell_breaks(text: str) -> str:
+    """A table's or a sheet's cell text, before it is put on one line: a word
+    broken by a hyphen at a line break in it ("e-" then "mail") mended as the rest
+    of the text's are, judged by the cell's own words and the dictionary (the whole
+    text, which hyphens.join_hyphenated reads later, has no line break left there)."""
+    if "\n" not in text:
+        return text
+    text = join_hyphenated(text.replace("\r\n", "\n"))
+    return _CELL_HYPHEN_BREAK.sub("", text)
 
 
 class TextBuilder:

@@ -538,7 +538,7 @@ def _notes(
 ) -> Iterator[str]:
     """The footnotes and endnotes: the parts the main part relates as such,
     whatever their names. Word writes a space between a note's number, which is
-    not read, and its text: left out."""
+    not read, and its text, LibreOffice a tab: left out."""
     from docx.opc.constants import RELATIONSHIP_TYPE as RT
     from docx.oxml import parse_xml
 
@@ -551,7 +551,7 @@ def _notes(
             continue
         seen.add(part.partname)
         notes = _paragraphs(parse_xml(part.blob), part, hidden, numbering)
-        yield from (t.lstrip(" ") for t in notes if t.strip())
+        yield from (t.lstrip(" \t") for t in notes if t.strip())
 
 
 def _headers_and_footers(

@@ -150,8 +150,7 @@ def html_lines(
         elif tag in _CELLS:
             element.tail = " " + (element.tail or "")
     # Text is never longer than the markup, so this list is bounded by the file.
-    # A soft hyphen (&shy;) shows only where a line breaks: not inside the word.
-    for line in root.text_content().replace("\u00ad", "").split("\n"):
+    for line in root.text_content().split("\n"):
         line = _SPACES.sub(" ", line).strip()
         if _KEPT_BREAK in line or _KEPT_SPACE in line or _KEPT_TAB in line:
             lines += _kept_lines(line)

@@ -28,6 +28,7 @@ from .base import (
     ExtractionResult,
     ExtractOptions,
     TextBuilder,
+    mend_cell_breaks,
     outside_tables,
     parse_xml,
     table_row_lines,
@@ -831,7 +832,7 @@ def _cell(cell: Any, hidden_styles: frozenset[tuple[str, str]]) -> str:
     if not paragraphs:
         return next(filter(None, map(cell.get, _VALUES)), "").strip()
     # Tabs and line breaks inside a cell would read as the next cell or row.
-    return " ".join(" ".join(paragraphs).split())
+    return " ".join(mend_cell_breaks("\n".join(paragraphs)).split())
 
 
 # --- Presentations (ODP) ---------------------------------------------------------------

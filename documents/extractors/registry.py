@@ -6,6 +6,7 @@ import dataclasses
 import importlib
 import logging
 import os
+import re
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -30,6 +31,8 @@ from .hyphens import join_hyphenated
 from .marks import symbol_bullets
 
 Extractor = Callable[[str | os.PathLike[str], ExtractOptions], ExtractionResult]
+# A soft hyphen, and the line break it may end: the word it is in goes on.
+_SOFT_HYPHEN = re.compile(r"\u00ad(?:[ \t]*\n[ \t]*)?")
 
 
 def quiet_parser_noise() -> None:
@@ -103,9 +106,11 @@ def extract(
 
 def _finish(result: ExtractionResult, options: ExtractOptions) -> ExtractionResult:
     """Where text leaves the extractors: symbol fonts' private-use bullets as "•",
+    soft hyphens out (shown only where a line breaks, and there the word goes on),
     line-end hyphenation undone, the limit holding whatever the extractor did, and
     a document with no text saying so, whichever extractor read it."""
-    text = join_hyphenated(symbol_bullets(result.text), options.ocr_languages)
+    text = _SOFT_HYPHEN.sub("", symbol_bullets(result.text))
+    text = join_hyphenated(text, options.ocr_languages)
     note = hide_paths(result.note)  # people read it: no folder of the server
     if not text.strip():
         text = ""

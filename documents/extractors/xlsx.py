@@ -17,6 +17,7 @@ from .base import (
     ExtractionResult,
     ExtractOptions,
     TextBuilder,
+    mend_cell_breaks,
     unreadable,
 )
 
@@ -384,7 +385,7 @@ def _cell(value: object, shown_as: _Format) -> str:
             from openpyxl.utils.escape import unescape
 
             value = unescape(value)
-        return " ".join(value.split())
+        return " ".join(mend_cell_breaks(value).split())
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
     if isinstance(value, int | float):
