@@ -17,6 +17,9 @@ from django.contrib.admin.options import IncorrectLookupParameters
 from django.core.exceptions import ValidationError
 from django.db.models import Model
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.urls import reverse
+
+from config.passwords import PasswordChangeView
 
 # The largest id a 64-bit primary key can hold; beyond it PostgreSQL raises.
 MAX_ID = 2**63 - 1
@@ -74,3 +77,16 @@ class AdminSite(admin.AdminSite):
                 {"__module__": admin_class.__module__},
             )
         super().register(model_or_iterable, admin_class, **options)
+
+    def password_change(
+        self, request: HttpRequest, extra_context: dict | None = None
+    ) -> HttpResponse:
+        """Django's, through the view that counts wrong current passwords."""
+        from django.contrib.admin.forms import AdminPasswordChangeForm
+
+        request.current_app = self.name
+        return PasswordChangeView.as_view(
+            form_class=AdminPasswordChangeForm,
+            success_url=reverse("admin:password_change_done", current_app=self.name),
+            extra_context={**self.each_context(request), **(extra_context or {})},
+        )(request)

@@ -3,6 +3,8 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from django.views.generic import RedirectView
 
+from config.passwords import PasswordChangeView
+
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="documents:list"), name="home"),
     # Django's account pages but the password reset's: the site sends no e-mail (an
@@ -13,9 +15,7 @@ urlpatterns = [
     # The site's own pages (Django's default templates are the admin's).
     path(
         "accounts/password_change/",
-        auth_views.PasswordChangeView.as_view(
-            template_name="registration/change_password.html"
-        ),
+        PasswordChangeView.as_view(template_name="registration/change_password.html"),
         name="password_change",
     ),
     path(
