@@ -562,7 +562,9 @@ class DocumentDetail(generics.GenericAPIView):
         """
         document = _document(request, pk)
         if not can_delete(request.user, document):
-            raise PermissionDenied("Only the owner or a queue operator may delete it.")
+            raise PermissionDenied(
+                "Only the owner or staff allowed to delete documents may delete it."
+            )
         _check_preconditions(request, document, self.get_serializer_context())
         document_delete(document=document)
         return Response(status=status.HTTP_204_NO_CONTENT)

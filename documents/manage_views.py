@@ -22,7 +22,13 @@ from django.utils import timezone
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 
-from documents.access import LimitReached, can_delete, check_active_jobs, is_operator
+from documents.access import (
+    LimitReached,
+    can_delete,
+    check_active_jobs,
+    is_operator,
+    may_delete_any,
+)
 from documents.archive import zip_stream
 from documents.extractors.formats import PDF
 from documents.forms import DocumentDetailsForm
@@ -65,11 +71,11 @@ def edit(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "documents/edit.html", context)
 
 
-def _actionable(user) -> QuerySet:
-    """Documents the user may reprocess or delete: their own; an operator's, all."""
-    if is_operator(user):
-        return Document.objects.all()
-    return Document.objects.filter(owner=user)
+def _actionable(user, action: str) -> QuerySet:
+    """Documents the user may reprocess or delete: their own; anyone's, for an
+    operator (reprocess) or staff who may delete documents (delete)."""
+    anyone = is_operator(user) if action == "reprocess" else may_delete_any(user)
+    return Document.objects.all() if anyone else Document.objects.filter(owner=user)
 
 
 @login_required
@@ -79,7 +85,9 @@ def delete(request: HttpRequest, pk: int) -> HttpResponse:
         Document.objects.for_user(request.user).without_text(), pk=pk
     )
     if not can_delete(request.user, document):
-        raise PermissionDenied("Only the owner or an operator may delete a document.")
+        raise PermissionDenied(
+            "Only the owner or staff allowed to delete documents may delete it."
+        )
     if request.method != "POST":
         return render(request, "documents/delete.html", {"documents": [document]})
     name = str(document)
@@ -103,28 +111,37 @@ def bulk(request: HttpRequest) -> HttpResponse:
     if action == "download":
         return _download_zip(request, ids)
     documents = list(
-        _actionable(request.user).filter(pk__in=ids).without_text().order_by("pk")
+        _actionable(request.user, action)
+        .filter(pk__in=ids)
+        .without_text()
+        .order_by("pk")
     )
     left_alone = len(set(ids)) - len(documents) - _say_gone(request, ids)
+    who = {
+        "action": action,
+        "who": "a queue operator"
+        if action == "reprocess"
+        else "staff allowed to delete documents",
+    }
     if not documents:
         if left_alone:
             messages.warning(
                 request,
-                "Nothing was done: only a document's owner or a queue operator may "
-                "reprocess or delete it.",
+                f"Nothing was done: only a document's owner or {who['who']} may "
+                f"{action} it.",
             )
         return redirect(_back_to_list(request))
     if left_alone:
         messages.warning(
             request,
             ngettext(
-                "%(n)d selected document was left alone: only its owner or a queue "
-                "operator may change it.",
-                "%(n)d selected documents were left alone: only their owners or a "
-                "queue operator may change them.",
+                "%(n)d selected document was left alone: only its owner or %(who)s "
+                "may %(action)s it.",
+                "%(n)d selected documents were left alone: only their owners or "
+                "%(who)s may %(action)s them.",
                 left_alone,
             )
-            % {"n": left_alone},
+            % {"n": left_alone, **who},
         )
     if action == "reprocess":
         try:

@@ -74,6 +74,17 @@ def grant_operator(user):
     return user
 
 
+def may_delete_documents(user):
+    """Give staff ``user`` the permission to delete anyone's documents (as in the
+    admin); a fresh instance, as Django caches a user's permissions."""
+    user.user_permissions.add(
+        Permission.objects.get(
+            content_type__app_label="documents", codename="delete_document"
+        )
+    )
+    return type(user).objects.get(pk=user.pk)
+
+
 @pytest.fixture
 def staff_user(django_user_model):
     """An operator: staff who may steer the queue."""

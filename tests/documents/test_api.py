@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 
 from documents.models import Document, Tag
 from jobqueue.models import ExtractionMetric, QueueItem, Status
-from tests.conftest import grant_operator
+from tests.conftest import grant_operator, may_delete_documents
 from tests.documents.test_api_errors import assert_error
 from tests.documents.test_text_not_loaded import full_text_reads
 
@@ -153,7 +153,7 @@ def test_delete_removes_the_document_its_file_and_jobs(
     assert_error(api.delete(f"{API_URL}{document.pk}/"), 404, "not_found")
 
 
-def test_delete_is_for_the_owner_or_an_operator(
+def test_delete_is_for_the_owner_or_staff_who_may_delete_documents(
     make_document, other_user, django_user_model
 ):
     document = make_document()
@@ -168,7 +168,12 @@ def test_delete_is_for_the_owner_or_an_operator(
     assert_error(Client().delete(f"{API_URL}{document.pk}/"), 401, "not_authenticated")
     assert Document.objects.exists()
     operator = grant_operator(django_user_model.objects.create_user("op"))
-    assert logged_in(operator).delete(f"{API_URL}{document.pk}").status_code == 204
+    error = assert_error(
+        logged_in(operator).delete(f"{API_URL}{document.pk}/"), 403, "permission_denied"
+    )
+    assert "staff allowed to delete documents" in error["message"]
+    allowed = logged_in(may_delete_documents(operator))
+    assert allowed.delete(f"{API_URL}{document.pk}").status_code == 204
 
 
 def test_deleting_a_document_in_processing_refuses_the_late_result(

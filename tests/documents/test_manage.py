@@ -18,6 +18,7 @@ from documents.models import Document, Tag
 from documents.services import document_delete
 from jobqueue.models import ErrorType, QueueControl, QueueItem, Status
 from jobqueue.services import QueueManager
+from tests.conftest import may_delete_documents
 
 pytestmark = pytest.mark.django_db
 
@@ -75,20 +76,23 @@ def test_delete_keeps_the_file_when_the_transaction_rolls_back(make_document):
     assert path.exists() and Document.objects.filter(pk=pk).exists()
 
 
-def test_only_the_owner_or_an_operator_may_delete(
+def test_only_the_owner_or_staff_who_may_delete_documents_may_delete(
     client, make_document, other_user, viewer, staff_user
 ):
     doc = make_document()
     url = reverse("documents:delete", args=[doc.pk])
     client.force_login(other_user)
     assert client.post(url).status_code == 404
-    client.force_login(viewer)
-    refused = client.post(url)
-    assert refused.status_code == 403
-    # The reason, on a page of the site: not a bare "403 Forbidden".
-    assert "Only the owner or an operator may delete" in refused.content.decode()
+    # View-only staff, and an operator: steering the queue is not the right to
+    # destroy people's files (the admin asks for the delete permission too).
+    for refused_to in (viewer, staff_user):
+        client.force_login(refused_to)
+        refused = client.post(url)
+        assert refused.status_code == 403
+        # The reason, on a page of the site: not a bare "403 Forbidden".
+        assert "staff allowed to delete documents" in refused.content.decode()
     assert Document.objects.filter(pk=doc.pk).exists()
-    client.force_login(staff_user)
+    client.force_login(may_delete_documents(staff_user))
     assert client.post(url).status_code == 302
     assert not Document.objects.filter(pk=doc.pk).exists()
 
@@ -101,7 +105,10 @@ def test_the_detail_page_offers_delete_and_edit_to_whom_may(
     client.force_login(user)
     body = client.get(doc.get_absolute_url()).content.decode()
     assert delete in body and edit in body
-    client.force_login(staff_user)  # an operator may delete, not label
+    client.force_login(staff_user)  # an operator may neither delete nor label
+    body = client.get(doc.get_absolute_url()).content.decode()
+    assert delete not in body and edit not in body
+    client.force_login(may_delete_documents(staff_user))
     body = client.get(doc.get_absolute_url()).content.decode()
     assert delete in body and edit not in body
     client.force_login(viewer)
@@ -170,6 +177,22 @@ def test_bulk_delete_confirms_then_deletes_only_the_persons_own(
     assert not any(stored(d).exists() for d in mine)
 
 
+def test_an_operator_bulk_deletes_only_their_own_documents(
+    client, staff_user, other_user, make_document
+):
+    mine, theirs = make_document(owner=staff_user), make_document(owner=other_user)
+    client.force_login(staff_user)
+    response = client.post(
+        reverse("documents:bulk"),
+        {"action": "delete", "id": [mine.pk, theirs.pk], "confirm": "yes"},
+        follow=True,
+    )
+    body = response.content.decode()
+    assert "1 selected document was left alone" in body
+    assert "staff allowed to delete documents may delete it." in body
+    assert list(Document.objects.values_list("pk", flat=True)) == [theirs.pk]
+
+
 @pytest.mark.parametrize("action", ["delete", "reprocess"])
 def test_bulk_on_documents_one_may_not_change_says_why(
     client, user, other_user, make_document, viewer, action
@@ -183,7 +206,9 @@ def test_bulk_on_documents_one_may_not_change_says_why(
         follow=True,
     )
     body = response.content.decode()
-    assert "Nothing was done: only a document" in body and "queue operator" in body
+    who = "a queue operator" if action == "reprocess" else "staff allowed to delete"
+    assert "Nothing was done: only a document" in body
+    assert f"owner or {who}" in body and f"may {action} it." in body
     client.force_login(user)
     response = client.post(
         reverse("documents:bulk"),
