@@ -91,6 +91,21 @@ def test_every_delete_removes_the_pages_folder(
     assert len(list(kept.iterdir())) == 2
 
 
+def test_deleting_a_person_removes_their_files_and_pages(
+    admin_client, user, other_user, make_document, django_capture_on_commit_callbacks
+):
+    theirs, kept = make_document(), make_document(owner=other_user)
+    folder, stored = with_pages(theirs), Path(theirs.file.path)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(
+            reverse("admin:auth_user_delete", args=[user.pk]), {"post": "yes"}
+        )
+    assert response.status_code == 302
+    assert list(Document.objects.all()) == [kept]
+    assert not folder.exists() and not stored.exists()
+    assert Path(kept.file.path).exists()
+
+
 def test_the_pages_folder_goes_on_a_storage_without_local_paths(
     make_document, media_root, django_capture_on_commit_callbacks
 ):
