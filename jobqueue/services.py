@@ -42,6 +42,10 @@ logger = logging.getLogger(__name__)
 # ``retry_failed_many``): each batch is a few statements, its rows locked briefly.
 BULK_BATCH = 2_000
 STOPPED_MESSAGE = "Stopped by an operator while it ran."
+INTERRUPTED_MESSAGE = (
+    "The worker stopped while attempt {attempt} ran ({worker}); the job goes back "
+    "to the queue, and the attempt does not count."
+)
 
 
 def notify_workers() -> None:
@@ -338,24 +342,39 @@ class QueueManager:
         return True
 
     def release(
-        self, job_id: int, *, worker_id: str | None = None, attempt: int | None = None
+        self,
+        job_id: int,
+        *,
+        worker_id: str | None = None,
+        attempt: int | None = None,
+        interrupted: bool = False,
     ) -> bool:
-        """Give a processing job back to pending without counting the attempt."""
+        """Give a processing job back to pending without counting the attempt.
+        ``interrupted``: its worker stopped while it ran, which the job's error
+        and its kind's record of failures (a task's errors) then say."""
         with transaction.atomic():
             item = self._locked_processing(job_id, worker_id, attempt)
             if item is None:
                 return False
+            reason: dict[str, str] = {}
+            if interrupted:
+                reason["error_message"] = INTERRUPTED_MESSAGE.format(
+                    attempt=item.attempts, worker=item.claimed_by
+                )
             QueueItem.objects.filter(pk=item.pk).update(
                 status=Status.PENDING,
                 attempts=F("attempts") - 1,
                 claimed_by="",
                 started_at=None,
                 updated_at=DbNow(),
+                **reason,
             )
             operations.status_changed(
-                [(item.operation, item.document_id)], Status.PENDING
+                [(item.operation, item.document_id)], Status.PENDING, **reason
             )
-            _record(item, ExtractionMetric.Outcome.RELEASED)
+            _record(item, ExtractionMetric.Outcome.RELEASED, **reason)
+            if interrupted:
+                _tell_failure(item, reason["error_message"])
             notify_workers()
         return True
 
@@ -420,12 +439,13 @@ class QueueManager:
         # Only kinds that keep their own record of failures (tasks) need the items.
         told = {kind.name: kind for kind in operations.kinds() if kind.on_failure}
         if told.keys() & {operation for _, operation, _ in rows}:
-            outcome = _queue_outcome(message or "Cancelled before it ran.")
-            by_kind: dict[str, list[QueueItem]] = {}
+            # Grouped by kind and reason: a bulk cancel stays a few statements.
+            groups: dict[tuple[str, str], list[QueueItem]] = {}
             for item in QueueItem.objects.filter(pk__in=ids, operation__in=told):
-                by_kind.setdefault(item.operation, []).append(item)
-            for name, ended in by_kind.items():
-                kind = told[name]
+                why = message or _cancel_reason(item)
+                groups.setdefault((item.operation, why), []).append(item)
+            for (name, why), ended in groups.items():
+                kind, outcome = told[name], _queue_outcome(why)
                 if kind.on_failures:
                     kind.on_failures(ended, outcome)
                 else:
@@ -901,6 +921,14 @@ def _tell_failure(item: QueueItem, message: str) -> None:
     kind = operations.get(item.operation)
     if kind is not None and kind.on_failure:
         kind.on_failure(item, _queue_outcome(message))
+
+
+def _cancel_reason(item: QueueItem) -> str:
+    """Why a waiting job was cancelled, for its kind's record of failures."""
+    # An attempt its worker's stop interrupted does not count, but left its error.
+    if item.attempts or item.error_message:
+        return "Cancelled after it ran, while it waited to be retried."
+    return "Cancelled before it ran."
 
 
 def _queue_outcome(message: str) -> Any:

@@ -1173,8 +1173,11 @@ class ExtractionWorker:
             held = list(leftovers)
         for job_id, worker_id, attempt in held:
             # Fenced: a job rescued and claimed again since the read is its new
-            # owner's, and stays so.
-            self.queue.release(job_id, worker_id=worker_id, attempt=attempt)
+            # owner's, and stays so. Held still, it runs in a thread (a task) that
+            # no stop can end: its attempt is cut short, and the job says so.
+            self.queue.release(
+                job_id, worker_id=worker_id, attempt=attempt, interrupted=True
+            )
 
     # --- Monitoring ----------------------------------------------------------------------
 

@@ -80,7 +80,10 @@ def test_a_task_cancelled_again_after_a_failure_keeps_its_errors_and_workers(fin
             worker_id=worker,
         )
     assert QueueManager().cancel_many([pk]) == [pk]
-    assert errors(pk) == [(CANCELLED[0], "lost"), CANCELLED]
+    assert errors(pk) == [
+        (CANCELLED[0], "lost"),
+        (CANCELLED[0], "Cancelled after it ran, while it waited to be retried."),
+    ]
     assert [r.worker_ids for r in finished] == [["w-1", "w-2"]]
     assert finished[0].worker_ids == default_task_backend.get_result(str(pk)).worker_ids
 
