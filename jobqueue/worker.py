@@ -293,6 +293,9 @@ class ExtractionWorker:
         for thread in working:
             thread.join(max(0.0, deadline - time.monotonic()))
         clean = not any(t.is_alive() for t in working)
+        # A thread running a task in itself: no stop ends it, so it is not waited
+        # for again (its job is released below, and the process's exit cuts it short).
+        endless = {t for t, s in zip(working, self._states, strict=True) if s.beginning}
         if not clean:
             # Cancelling a future kills its child; the thread then releases its job.
             self._abort.set()
@@ -301,11 +304,13 @@ class ExtractionWorker:
                     if flight.future is not None:
                         flight.future.cancel()
             for thread in working:
-                thread.join(5)
+                if thread not in endless:
+                    thread.join(5)
         self._stop_beating.set()
         self._wakeup.notify()
         for thread in self._threads:
-            thread.join(5)
+            if thread not in endless:
+                thread.join(5)
         with self._finish_lock:
             if not self._stopped.is_set():
                 self._finish(clean)
