@@ -38,6 +38,7 @@ from .sniff import PREFIX_BYTES, looks_like_pdf
 
 _EVERYWHERE = (-1e6, -1e6, 1e6, 1e6)  # wider than any crop box: keep all text
 _SPARSE_CHARS = 500  # only small pages get the (Python-speed) line-order check
+_NO_WIDTH = 0.01  # a text object narrower than this is left out of PDFium's text
 _SAMPLE = 24  # characters per page probed for a broken font map
 _TURN_SAMPLE = 8  # characters per page probed for sideways text first
 _CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # noise in page text
@@ -531,6 +532,7 @@ def _pdfium_page(doc: Any, index: int, *, auto: bool) -> tuple[_Page, bool]:
         )
         suspect = (
             pdfium_c.FPDF_PAGEOBJ_TEXT in kinds  # yet PDFium found no characters
+            or (0 < count <= _SPARSE_CHARS and _text_left_out(page))
             or unmapped >= 0.5  # font without a usable Unicode map (garbage letters)
             or len(_GARBLED.findall(raw)) >= 0.25 * max(len(raw.strip()), 1)
             or (
@@ -1093,6 +1095,21 @@ def _image_share(page: Any) -> float:
             0.0, min(top, y1) - max(bottom, y0)
         )
     return covered / max((x1 - x0) * (y1 - y0), 1.0)
+
+
+def _text_left_out(page: Any) -> bool:
+    """Whether PDFium left some of the page's text out of its characters: it drops a
+    text object whose glyphs have no width, as a column of vertical text gets in a
+    font that is not embedded when this host has no stand-in with its glyphs (Japanese
+    set in Heisei Mincho: the text, from its Unicode map, is there all the same, and
+    pdfplumber reads it). An empty one (a space, nothing) has no height either. Asked
+    for pages with little text, which a body so lost leaves."""
+    texts = page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_TEXT], max_depth=1)
+    for text in texts:
+        left, bottom, right, top = text.get_bounds()
+        if right - left < _NO_WIDTH and top - bottom >= 1:
+            return True
+    return False
 
 
 def _object_kinds(page: Any) -> set[int]:

@@ -207,6 +207,45 @@ def test_japanese_columns_are_read_from_the_right(tmp_path: Path, engine: str) -
     assert pdf_text(tmp_path, vertical_font_pdf(HAIKU), engine) == "\n".join(HAIKU)
 
 
+def heisei_columns_pdf(columns: list[range]) -> bytes:
+    """Columns of kana (Adobe-Japan1 CIDs: no Unicode map needed) set down the page
+    in Heisei Mincho, not embedded, as Japanese PDFs of Acrobat's era are, from the
+    right; and a page number in Helvetica."""
+    ops = [
+        f"BT /F1 24 Tf 1 0 0 1 {400 - 40 * n} 700 Tm "
+        f"<{''.join(f'{cid:04X}' for cid in cids)}> Tj ET"
+        for n, cids in enumerate(columns)
+    ]
+    stream = "\n".join([*ops, "BT /F2 10 Tf 1 0 0 1 290 40 Tm (12) Tj ET"]).encode()
+    return hand_made_pdf(
+        {
+            1: b"<< /Type /Catalog /Pages 2 0 R >>",
+            2: b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            3: b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 600 800] /Contents 4 0 R "
+            b"/Resources << /Font << /F1 5 0 R /F2 8 0 R >> >> >>",
+            4: b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream),
+            5: b"<< /Type /Font /Subtype /Type0 /BaseFont /HeiseiMin-W3 "
+            b"/Encoding /Identity-V /DescendantFonts [6 0 R] >>",
+            6: b"<< /Type /Font /Subtype /CIDFontType0 /BaseFont /HeiseiMin-W3 "
+            b"/CIDSystemInfo << /Registry (Adobe) /Ordering (Japan1) /Supplement 2 >> "
+            b"/FontDescriptor 7 0 R /DW 1000 >>",
+            7: b"<< /Type /FontDescriptor /FontName /HeiseiMin-W3 /Flags 32 "
+            b"/FontBBox [0 -141 1000 859] /ItalicAngle 0 /Ascent 859 /Descent -141 "
+            b"/CapHeight 700 /StemV 80 >>",
+            8: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        }
+    )
+
+
+def test_columns_in_a_font_the_host_lacks_are_not_lost(tmp_path: Path) -> None:
+    # Without a Japanese font on the host, PDFium's stand-in has no glyphs for
+    # them: each column is a text object of no width, which PDFium leaves out of the
+    # page's text, and "auto" took the page number for all of it.
+    columns = [range(843, 851), range(851, 859), range(859, 867)]
+    text = pdf_text(tmp_path, heisei_columns_pdf(columns))
+    assert text == "あぃいぅうぇえぉ\nおかがきぎくぐけ\nげこごさざしじす\n12"
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_japanese_columns_glyph_by_glyph_with_head_tiers_and_page_number(
     tmp_path: Path, engine: str
