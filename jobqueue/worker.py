@@ -295,7 +295,8 @@ class ExtractionWorker:
         clean = not any(t.is_alive() for t in working)
         # A thread running a task in itself: no stop ends it, so it is not waited
         # for again (its job is released below, and the process's exit cuts it short).
-        endless = {t for t, s in zip(working, self._states, strict=True) if s.beginning}
+        running_tasks = {state.worker_id for state in self._states if state.beginning}
+        endless = {thread for thread in working if thread.name in running_tasks}
         if not clean:
             # Cancelling a future kills its child; the thread then releases its job.
             self._abort.set()
