@@ -106,10 +106,38 @@
           var replacement = fresh.getElementById(region.id);
           // Untouched when unchanged: a banner written again is announced again.
           if (replacement && region.innerHTML !== replacement.innerHTML) {
-            region.innerHTML = replacement.innerHTML;
+            replaceKeepingFocus(region, replacement);
           }
         });
       });
+  }
+
+  var FOCUSABLE = "a[href], button, input, select, textarea, summary, [tabindex]";
+
+  /* Rewrite a region; whoever had the keyboard's focus in it keeps it on the same
+     control (same id or link, else the same place), not thrown back to the page's top. */
+  function replaceKeepingFocus(region, replacement) {
+    var focused = document.activeElement;
+    var inside = focused && focused !== region && region.contains(focused);
+    var place = inside
+      ? Array.prototype.indexOf.call(region.querySelectorAll(FOCUSABLE), focused)
+      : -1;
+    var id = inside && focused.id;
+    var href = inside && focused.getAttribute("href");
+    region.innerHTML = replacement.innerHTML;
+    if (!inside) {
+      return;
+    }
+    var targets = Array.prototype.slice.call(region.querySelectorAll(FOCUSABLE));
+    var target =
+      targets.find(function (el) {
+        return id ? el.id === id : href !== null && el.getAttribute("href") === href;
+      }) ||
+      targets[Math.min(place, targets.length - 1)] ||
+      document.getElementById("main");
+    if (target) {
+      target.focus({ preventScroll: true });
+    }
   }
 
   /* Document page: the status updates itself; the text appears when it is done. */
@@ -219,10 +247,15 @@
     close.textContent = "×";
     close.addEventListener("click", function () {
       var list = message.parentNode;
+      // The focus goes on to the next message's button, or to the content: a removed
+      // button would leave it at the top of the page.
+      var next = message.nextElementSibling || message.previousElementSibling;
       message.remove();
       if (!list.children.length) {
         list.remove();
       }
+      var button = next && next.querySelector(".message__close");
+      (button || document.getElementById("main")).focus();
     });
     message.append(close);
   });
