@@ -204,7 +204,9 @@ def dashboard_context(now: datetime) -> dict[str, Any]:
     """Everything the dashboard shows: ``monitoring.overview``, laid out."""
     figures = monitoring.overview(now)
     stats = figures["stats"]
-    oldest = stats["oldest_pending_seconds"]
+    # Of the jobs due now: a task scheduled for later is not waiting yet.
+    oldest = figures["oldest_due_seconds"]
+    paused = monitoring.paused_for(figures["control"], now)
     last_hour_ms = figures["last_hour_ms"]
     return {
         **figures,
@@ -229,7 +231,8 @@ def dashboard_context(now: datetime) -> dict[str, Any]:
             (w, short_duration((now - w.last_heartbeat).total_seconds()))
             for w in figures["live_workers"]
         ],
-        "paused": bool(figures["control"] and figures["control"].paused),
+        "paused": paused is not None,
+        "paused_for": short_duration(paused) if paused is not None else None,
         "stale_seconds": stale_after(),
     }
 
@@ -291,11 +294,17 @@ class ClearOldForm(forms.Form):
     )
 
 
-def paused_banner(request: HttpRequest) -> dict[str, bool]:
+def paused_banner(request: HttpRequest) -> dict[str, Any]:
     """What the paused banner (admin/jobqueue/paused_banner.html) needs: whether
-    processing is paused, and whether this person may resume it."""
+    processing is paused, by whom and for how long (a pause forgotten after a
+    deploy reads "for 9 h"), and whether this person may resume it."""
+    control = QueueControl.objects.filter(pk=1, paused=True).first()
     return {
-        "queue_paused": QueueControl.is_paused(),
+        "queue_paused": control is not None,
+        "paused_by": control.changed_by if control else "",
+        "paused_for": short_duration(monitoring.paused_for(control, db_now()) or 0)
+        if control
+        else "",
         "can_resume": is_operator(request.user),
     }
 

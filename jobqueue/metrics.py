@@ -8,8 +8,9 @@ memory, so every web process answers the same figures, whichever one is scraped.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime
 
-from django.db.models import Count, Min, Q, Sum
+from django.db.models import Count, Q, Sum
 from prometheus_client.core import (
     CollectorRegistry,
     CounterMetricFamily,
@@ -29,6 +30,7 @@ from jobqueue.models import (
     Status,
     WorkerHeartbeat,
 )
+from jobqueue.monitoring import oldest_due_seconds, paused_for
 from jobqueue.sql import db_now
 
 # Upper bounds (seconds) of the extraction-time histogram: a text file to a long scan.
@@ -43,11 +45,19 @@ class QueueCollector(Collector):
         yield self.attempts()
         yield self.durations()
         yield self.workers()
-        yield self.oldest_pending()
+        now = db_now()
+        yield self.oldest_pending(now)
+        control = QueueControl.objects.filter(pk=1).first()
+        paused = paused_for(control, now)
         yield GaugeMetricFamily(
             "docqueue_paused",
             "1 while an operator has paused processing.",
-            value=int(QueueControl.is_paused()),
+            value=int(paused is not None),
+        )
+        yield GaugeMetricFamily(
+            "docqueue_paused_seconds",
+            "How long processing has been paused by an operator (0 while it runs).",
+            value=paused or 0.0,
         )
 
     def depth(self) -> Metric:
@@ -78,7 +88,14 @@ class QueueCollector(Collector):
         rows = ExtractionMetric.objects.values_list("outcome", "error_type").annotate(
             n=Count("id")
         )
-        for outcome, error_type, n in rows.order_by("outcome", "error_type"):
+        # Completions are there from the first scrape, at 0: an alert on their rate
+        # ("work waits and nothing completes") sees 0 rather than no series at all.
+        counts = {(ExtractionMetric.Outcome.COMPLETED.value, ""): 0}
+        counts.update(
+            ((outcome, error_type), n)
+            for outcome, error_type, n in rows.order_by("outcome", "error_type")
+        )
+        for (outcome, error_type), n in counts.items():
             family.add_metric([outcome, error_type], n)
         return family
 
@@ -117,15 +134,12 @@ class QueueCollector(Collector):
             family.add_metric([state], counts.get(state, 0))
         return family
 
-    def oldest_pending(self) -> Metric:
-        oldest = QueueItem.objects.filter(status=Status.PENDING).aggregate(
-            at=Min("created_at")
-        )["at"]
-        age = 0.0 if oldest is None else (db_now() - oldest).total_seconds()
+    def oldest_pending(self, now: datetime) -> Metric:
         return GaugeMetricFamily(
             "docqueue_oldest_pending_seconds",
-            "Age of the oldest job waiting to start (0 when none waits).",
-            value=max(age, 0.0),
+            "How long the job waiting longest to start has waited since it was due "
+            "(queued, or its retry or run_after time came); 0 when none is due.",
+            value=oldest_due_seconds(now) or 0.0,
         )
 
 

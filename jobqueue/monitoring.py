@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Avg, Count, F, Q
+from django.db.models import Avg, Count, F, Min, Q
 from django.db.models.functions import TruncHour, TruncMinute
 from django.utils.module_loading import import_string
 
@@ -103,10 +103,36 @@ def failures_by_type(since: datetime) -> list[dict[str, Any]]:
     return rows
 
 
+def oldest_due_seconds(now: datetime) -> float | None:
+    """How long the job that has waited longest since it was due has waited: a
+    pending job since it was queued, a retry or a task's ``run_after`` since its time
+    came; None when no job is due. What a backlog alert needs: a task scheduled for
+    tomorrow is not late (``get_queue_stats``' figure counts it from its creation),
+    and a retry that is due waits as ``retry_pending`` until a worker claims it (the
+    pending jobs alone miss a backlog of them). Two reads, each off an index
+    (``idx_queue_status_created``, ``idx_queue_status_retry``)."""
+    queued = QueueItem.objects.filter(status=Status.PENDING).aggregate(
+        t=Min("created_at")
+    )["t"]
+    due = QueueItem.objects.filter(
+        status=Status.RETRY_PENDING, next_retry_at__lte=now
+    ).aggregate(t=Min("next_retry_at"))["t"]
+    since = min((t for t in (queued, due) if t is not None), default=None)
+    return None if since is None else max((now - since).total_seconds(), 0.0)
+
+
+def paused_for(control: QueueControl | None, now: datetime) -> float | None:
+    """Seconds since an operator paused processing; None while it runs."""
+    if control is None or not control.paused:
+        return None
+    return max((now - control.changed_at).total_seconds(), 0.0)
+
+
 def overview(now: datetime) -> dict[str, Any]:
     """Everything the dashboard shows, read in a handful of aggregate queries."""
     return {
         "stats": QueueManager().get_queue_stats(),
+        "oldest_due_seconds": oldest_due_seconds(now),
         "last_hour": throughput(now, buckets=60, step="minute"),
         "last_day": throughput(now, buckets=24, step="hour"),
         "last_hour_ms": ExtractionMetric.objects.filter(

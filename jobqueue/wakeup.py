@@ -12,6 +12,7 @@ import logging
 import os
 import signal
 import threading
+import time
 import weakref
 from collections.abc import Iterator
 
@@ -19,6 +20,10 @@ from jobqueue import sql
 from jobqueue.faults import is_database_fault
 
 logger = logging.getLogger(__name__)
+
+# A watch that fails sooner than this after its start never got going: the fault it
+# meets is the one already reported.
+WATCH_STEADY_SECONDS = 5.0
 
 
 class Flag:
@@ -169,21 +174,33 @@ class Wakeup:
 
     def _guard(self, watch, stop: Flag):
         def run() -> None:
+            # Said once per outage: a watch that fails again within seconds of its
+            # start is the same outage (the database still away), logged at DEBUG;
+            # one every second, with its traceback, buried the worker's own lines.
+            reported = False
             while not stop.is_set():
+                started = time.monotonic()
                 try:
                     self.watching = True
                     watch(self._changed, stop)
                 except Exception as exc:
                     self.watching = False
                     self.notify()  # waiting threads go back to polling
-                    if is_database_fault(exc):
+                    if time.monotonic() - started >= WATCH_STEADY_SECONDS:
+                        reported = False  # it had been watching: a new fault
+                    if reported:
+                        logger.debug("Queue wake-up watcher still failing: %s", exc)
+                    elif is_database_fault(exc):
                         logger.warning(
-                            "Queue wake-up watcher lost the database: %s", exc
+                            "Queue wake-up watcher lost the database: %s; idle "
+                            "workers poll until it is back (trying every 1 s)",
+                            exc,
                         )
                     else:
                         logger.exception(
-                            "Queue wake-up watcher failed; retrying in 1 s"
+                            "Queue wake-up watcher failed; retrying every 1 s"
                         )
+                    reported = True
                     stop.wait(1.0)
 
         return run

@@ -494,6 +494,9 @@ class ExtractionWorker:
 
     def _work(self, state: _ThreadState) -> None:
         backoff = Backoff()
+        # An outage is said once per thread, not at each try (every 2 s): the
+        # heartbeat says when the database is back.
+        reported = False
         try:
             while not self._stop.is_set():
                 try:
@@ -502,18 +505,21 @@ class ExtractionWorker:
                     if not self._work_once(state) and self._drain is not None:
                         return  # nothing more to take: this thread's drain is done
                     backoff.reset()
+                    reported = False
                 except Exception as exc:
                     # The worker outlives any failure; what it held is released by
                     # the reconcile pass once the database answers again.
                     self._forget(state)
                     if is_database_fault(exc):
                         pause = backoff.next()
-                        logger.warning(
-                            "[%s] database unavailable (%s); trying again in %.1f s",
+                        (logger.debug if reported else logger.warning)(
+                            "[%s] database unavailable (%s); trying again every "
+                            "%.1f s at most",
                             state.worker_id,
                             _describe(exc),
-                            pause,
+                            backoff.cap,
                         )
+                        reported = True
                     else:
                         pause = ERROR_PAUSE_SECONDS
                         logger.exception(

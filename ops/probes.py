@@ -54,6 +54,12 @@ READINESS_CHECKS: dict[str, Callable[[], str]] = {
 }
 
 
+# The checks that failed at this process's last probe. A probe asks every few
+# seconds: a database away for an hour is one traceback when it goes and one line
+# when it is back, not a traceback at each probe.
+_failing: set[str] = set()
+
+
 def readiness() -> tuple[bool, dict[str, str]]:
     """Every check's answer; ready when all are "ok". Later checks are skipped
     when the database is unreachable (they would only repeat it)."""
@@ -61,12 +67,20 @@ def readiness() -> tuple[bool, dict[str, str]]:
     for name, check in READINESS_CHECKS.items():
         try:
             results[name] = check()
-        except Exception:  # noqa: BLE001 - any failure means not ready
+        except Exception as exc:  # noqa: BLE001 - any failure means not ready
             # The details go to the log: the probe is public.
-            logger.exception("Readiness check %s failed", name)
+            if name in _failing:
+                logger.debug("Readiness check %s still failing: %s", name, exc)
+            else:
+                logger.exception("Readiness check %s failed", name)
+                _failing.add(name)
             results[name] = "failed (see the log)"
             if name == "database":
                 break
+        else:
+            if name in _failing:
+                _failing.discard(name)
+                logger.info("Readiness check %s passes again", name)
     ready = all(results.get(name) == OK for name in READINESS_CHECKS)
     return ready, results
 

@@ -304,11 +304,11 @@ class Dialect(base.Dialect):
         """LISTEN on a connection of its own for the NOTIFY that enqueues send."""
         conn = connections.create_connection("default")
         try:
-            conn.connect()
-            raw = conn.connection
-            # psycopg's errors as Django's: a lost connection is a database fault
-            # (a warning, and a reconnect), not a failure of the watch.
+            # psycopg's errors as Django's: a lost connection, or a refused one, is a
+            # database fault (a warning, and a reconnect), not a failure of the watch.
             with conn.wrap_database_errors:
+                conn.connect()
+                raw = conn.connection
                 raw.autocommit = True
                 raw.execute(f"LISTEN {CHANNEL}")
                 while not stop.is_set():
