@@ -130,11 +130,13 @@ def document_create(
 
 
 def _discard(storage: Storage, name: str) -> None:
+    """Delete a stored file (after a failed upload, or once a delete commits);
+    a failure is logged, not raised: check_storage finds what is left."""
     try:
         storage.delete(name)
     except OSError:
-        # The original error matters more; check_storage finds what is left.
-        logger.exception("Could not remove %s after a failed upload", name)
+        # A failed upload's own error matters more; a done delete stays done.
+        logger.exception("Could not remove the stored file %s", name)
 
 
 def _refuse_duplicate(*, owner, upload: CheckedUpload, sha256: str) -> None:

@@ -164,3 +164,25 @@ def test_pages_that_cannot_be_removed_keep_no_other_file_from_going(
     assert not storage.exists(first.file.name) and not storage.exists(second.file.name)
     assert not folder.exists()
     assert f"Could not remove the pages of document {first.pk}" in caplog.text
+
+
+def test_a_file_that_cannot_be_removed_after_a_delete_is_logged_as_such(
+    make_document, monkeypatch, caplog, django_capture_on_commit_callbacks
+):
+    """The log named every such file one left "after a failed upload", which sent
+    whoever read it looking for an upload that never failed."""
+    document = make_document()
+    name = document.file.name
+    delete = FileSystemStorage.delete
+
+    def refuse_the_file(self, stored: str) -> None:
+        if stored == name:
+            raise PermissionError(13, "Permission denied", stored)
+        delete(self, stored)
+
+    monkeypatch.setattr(FileSystemStorage, "delete", refuse_the_file)
+    with django_capture_on_commit_callbacks(execute=True):
+        document_delete(document=document)
+    assert not Document.objects.exists()
+    assert f"Could not remove the stored file {name}" in caplog.text
+    assert "failed upload" not in caplog.text

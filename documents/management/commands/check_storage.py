@@ -4,8 +4,9 @@ An upload stores its file, then commits the document and its queue item; if the 
 process is killed (SIGKILL, OOM, power) between the two, the file stays behind with no
 row. Such orphan files are removed, and so are the rendered pages and thumbnails of a
 document that is gone (a page drawn while it was deleted, or left by an older version
-that deleted a person's documents without their files), then their folder; files younger than ``--older-than`` minutes are never
-touched, as their upload may still be committing.
+that deleted a person's documents without their files), then their folder; files
+younger than ``--older-than`` minutes are never touched, as their upload may still be
+committing.
 
 A row whose file is missing is only reported (and the command exits non-zero): the
 usual cause is storage that is not mounted or a restore gone wrong, so the remedy is
