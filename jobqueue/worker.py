@@ -72,6 +72,8 @@ class _ThreadState:
     looked_at: int = 0
     # Starting a job: a kind that runs in the thread (a task) runs in this step.
     beginning: bool = False
+    # Running a task in this thread (``current_job``), which no stop can end.
+    running_task: bool = False
 
 
 @dataclass
@@ -295,7 +297,7 @@ class ExtractionWorker:
         clean = not any(t.is_alive() for t in working)
         # A thread running a task in itself: no stop ends it, so it is not waited
         # for again (its job is released below, and the process's exit cuts it short).
-        running_tasks = {state.worker_id for state in self._states if state.beginning}
+        running_tasks = {s.worker_id for s in self._states if s.running_task}
         endless = {thread for thread in working if thread.name in running_tasks}
         if not clean:
             # Cancelling a future kills its child; the thread then releases its job.
@@ -692,7 +694,7 @@ class ExtractionWorker:
         # A kind that runs in the thread (a task) has run by the time ``begin``
         # returns: its start is said first. A child's, once the child has it.
         in_thread = kind is not None and kind.run is not None
-        state.beginning = True
+        state.beginning, state.running_task = True, in_thread
         try:
             if in_thread:
                 self._started(state, item)
@@ -701,7 +703,7 @@ class ExtractionWorker:
             state.reconcile = True  # the job did not start: the reconcile releases it
             raise
         finally:
-            state.beginning = False
+            state.beginning = state.running_task = False
         state.held[item.pk] = flight
         if not in_thread:
             self._started(state, item)
@@ -1183,12 +1185,17 @@ class ExtractionWorker:
                 raise
             drop_connection()
             held = list(leftovers)
+        # A task still running in its thread, which no stop can end: its attempt is
+        # cut short, and the job says so (a claim that never started says nothing).
+        running = {(s.worker_id, s.current_job) for s in self._states if s.running_task}
         for job_id, worker_id, attempt in held:
             # Fenced: a job rescued and claimed again since the read is its new
-            # owner's, and stays so. Held still, it runs in a thread (a task) that
-            # no stop can end: its attempt is cut short, and the job says so.
+            # owner's, and stays so.
             self.queue.release(
-                job_id, worker_id=worker_id, attempt=attempt, interrupted=True
+                job_id,
+                worker_id=worker_id,
+                attempt=attempt,
+                interrupted=(worker_id, job_id) in running,
             )
 
     # --- Monitoring ----------------------------------------------------------------------
