@@ -117,18 +117,16 @@ def bulk(request: HttpRequest) -> HttpResponse:
         .order_by("pk")
     )
     left_alone = len(set(ids)) - len(documents) - _say_gone(request, ids)
-    who = {
-        "action": action,
-        "who": "a queue operator"
+    who = (
+        "a queue operator"
         if action == "reprocess"
-        else "staff allowed to delete documents",
-    }
+        else "staff allowed to delete documents"
+    )
     if not documents:
         if left_alone:
             messages.warning(
                 request,
-                f"Nothing was done: only a document's owner or {who['who']} may "
-                f"{action} it.",
+                f"Nothing was done: only a document's owner or {who} may {action} it.",
             )
         return redirect(_back_to_list(request))
     if left_alone:
@@ -141,7 +139,7 @@ def bulk(request: HttpRequest) -> HttpResponse:
                 "%(who)s may %(action)s them.",
                 left_alone,
             )
-            % {"n": left_alone, **who},
+            % {"n": left_alone, "who": who, "action": action},
         )
     if action == "reprocess":
         try:
