@@ -84,9 +84,12 @@ class AdminSite(admin.AdminSite):
         """Django's, through the view that counts wrong current passwords."""
         from django.contrib.admin.forms import AdminPasswordChangeForm
 
+        options = {
+            "form_class": AdminPasswordChangeForm,
+            "success_url": reverse("admin:password_change_done", current_app=self.name),
+            "extra_context": {**self.each_context(request), **(extra_context or {})},
+        }
+        if self.password_change_template is not None:
+            options["template_name"] = self.password_change_template
         request.current_app = self.name
-        return PasswordChangeView.as_view(
-            form_class=AdminPasswordChangeForm,
-            success_url=reverse("admin:password_change_done", current_app=self.name),
-            extra_context={**self.each_context(request), **(extra_context or {})},
-        )(request)
+        return PasswordChangeView.as_view(**options)(request)
