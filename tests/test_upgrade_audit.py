@@ -6,10 +6,11 @@ the README's upgrade steps name what an upgrade needs."""
 from __future__ import annotations
 
 import re
+from io import StringIO
 from pathlib import Path
 
 import pytest
-from django.core.management import get_commands
+from django.core.management import CommandError, call_command, get_commands
 from django.db import IntegrityError, connection
 from django.db.migrations.executor import MigrationExecutor
 from django.test import Client
@@ -147,3 +148,18 @@ def test_a_search_index_built_by_the_first_0008_loses_its_pending_list():
             "SELECT reloptions FROM pg_class WHERE relname = 'documents_search_vector_gin'"
         )
         assert cursor.fetchone()[0] == ["fastupdate=off"]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("args", [["--once"], []], ids=["once", "pool"])
+def test_workers_started_before_migrate_say_to_run_it(args):
+    newest = leaves()
+    migrate(OLDEST)
+    try:
+        with pytest.raises(CommandError) as refused:
+            call_command("process_queue", *args, "--workers", "1", stdout=StringIO())
+    finally:
+        migrate(newest)
+    assert refused.value.returncode == 1
+    assert "migrations behind this release" in str(refused.value)
+    assert "run manage.py migrate first" in str(refused.value)

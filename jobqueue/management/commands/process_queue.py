@@ -7,7 +7,8 @@ import sys
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
-from django.db import DatabaseError
+from django.db import DatabaseError, connection
+from django.db.migrations.executor import MigrationExecutor
 from django.utils.translation import ngettext
 
 from jobqueue.apps import WORKER_CHECKS
@@ -25,6 +26,29 @@ from jobqueue.worker import ExtractionWorker, register_signal_handlers
 # from Django's 1 (the command could not run) and argparse's 2 (bad options).
 EXIT_JOBS_FAILED = 3
 EXIT_BAD_OPTIONS = 2
+
+
+def not_migrated(exc: DatabaseError) -> CommandError | None:
+    """The sentence for a database this release's migrations have not all reached
+    (a worker started before ``migrate``, in an upgrade), which ``exc`` met as a
+    missing table or column; None if it is up to date. Asked only after an error."""
+    try:
+        executor = MigrationExecutor(connection)
+        behind = executor.migration_plan(executor.loader.graph.leaf_nodes())
+    except DatabaseError:
+        return None
+    if not behind:
+        return None
+    count = ngettext("%d migration", "%d migrations", len(behind)) % len(behind)
+    return CommandError(
+        f"The database is {count} behind this release ({first_line(exc)}): run "
+        "manage.py migrate first."
+    )
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def bad_options(message: str) -> CommandError:
@@ -187,9 +211,9 @@ class Command(BaseCommand):
                     quiet=verbosity == 0,
                 )
             except DatabaseError as exc:  # before any job: a sentence, exit 1
-                reason = str(exc).strip().splitlines()[0] if str(exc).strip() else exc
-                raise CommandError(
-                    f"The database could not be used, nothing was done: {reason}"
+                raise not_migrated(exc) or CommandError(
+                    f"The database could not be used, nothing was done: "
+                    f"{first_line(exc)}"
                 ) from None
             if exit_code and counts["failed"]:
                 raise CommandError(
@@ -201,7 +225,12 @@ class Command(BaseCommand):
         workers = workers or settings.QUEUE_WORKERS
         worker = ExtractionWorker(num_workers=workers, **options)
         register_signal_handlers(worker, stop_timeout=stop_timeout)
-        worker.start()
+        try:
+            worker.start()
+        except DatabaseError as exc:
+            if (behind := not_migrated(exc)) is not None:
+                raise behind from None
+            raise
         if worker.is_running():  # not stopped while it waited for the database
             self.stdout.write(
                 f"Processing the queue with {workers} workers. Ctrl+C to stop."
