@@ -26,6 +26,14 @@ def backoff_delay(attempt: int, error_type: str = ErrorType.UNKNOWN) -> float:
     return delay
 
 
+def retry_delay(error_type: str, attempt: int, max_retries: int) -> float | None:
+    """Seconds until a job whose attempt ``attempt`` failed is tried again; None when
+    it has failed for good (a permanent error, or no retry left)."""
+    if is_retryable(error_type) and attempt <= max_retries:
+        return backoff_delay(attempt, error_type)
+    return None
+
+
 def next_retry_at(now: datetime, attempt: int, error_type: str) -> datetime:
     """When a job whose attempt ``attempt`` failed may be claimed again."""
     return now + timedelta(seconds=backoff_delay(attempt, error_type))

@@ -24,7 +24,7 @@ from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from pebble import ProcessExpired, ProcessPool
 
-from jobqueue import operations
+from jobqueue import operations, retry
 from jobqueue.child import JobFailed, init_child, read_progress, run_job
 from jobqueue.faults import is_database_away, is_database_fault
 from jobqueue.models import ErrorType, QueueItem
@@ -52,6 +52,8 @@ class Outcome:
     # outcome's record, and which.
     claimed_next: bool = False
     next_item: QueueItem | None = None
+    # A failed attempt: seconds until it is tried again, None if it failed for good.
+    retry_in: float | None = None
 
 
 STORE_REFUSED = (
@@ -306,17 +308,21 @@ class JobRunner:
                 )
         if not outcome.completed:
             kind = operations.get(item.operation)
+            allowed = operations.retries_allowed(item.operation, self.max_retries)
             with transaction.atomic():
                 outcome.recorded = self.queue.failed(
                     item.pk,
                     outcome.error_message,
                     outcome.error_type,
-                    max_retries=operations.retries_allowed(
-                        item.operation, self.max_retries
-                    ),
+                    max_retries=allowed,
                     worker_id=worker_id,
                     attempt=item.attempts,
                     extraction_time_ms=elapsed_ms,
+                )
+                outcome.retry_in = retry.retry_delay(
+                    retry.normalise_error_type(outcome.error_type),
+                    item.attempts,
+                    allowed,
                 )
                 if outcome.recorded and kind is not None and kind.on_failure:
                     kind.on_failure(item, outcome)

@@ -317,8 +317,8 @@ class QueueManager:
                 "error_message": error_message,
                 "updated_at": DbNow(),
             }
-            if retry.is_retryable(error_type) and item.attempts <= max_retries:
-                delay = retry.backoff_delay(item.attempts, error_type)
+            delay = retry.retry_delay(error_type, item.attempts, max_retries)
+            if delay is not None:
                 status, outcome = Status.RETRY_PENDING, ExtractionMetric.Outcome.RETRY
                 fields["next_retry_at"] = DbNow(delay)
             else:

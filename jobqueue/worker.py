@@ -19,8 +19,9 @@ from typing import Any
 from django.conf import settings
 from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.db.models import F
+from django.utils.translation import ngettext
 
-from jobqueue import operations, sql
+from jobqueue import operations, retry, sql
 from jobqueue.faults import Backoff, drop_connection, is_database_fault
 from jobqueue.models import (
     ErrorType,
@@ -138,12 +139,23 @@ def log_outcome(item: QueueItem, worker_id: str, outcome: Outcome) -> None:
     fields = {
         **job_fields("job_failed", item, worker_id),
         "error_type": outcome.error_type,
+        "retry_in_seconds": outcome.retry_in,
     }
+    # A retried attempt and the end of the job read apart: a document that fails
+    # every time is one line "for good", not four alike.
+    if outcome.retry_in is None:
+        attempts = ngettext("%d attempt", "%d attempts", item.attempts) % item.attempts
+        what = f"failed for good ({outcome.error_type}) after {attempts}"
+    else:
+        what = (
+            f"failed ({outcome.error_type}) at attempt {item.attempts}; trying again "
+            f"in {outcome.retry_in:g} s"
+        )
     logger.warning(
-        "[%s] job %s failed (%s): %s",
+        "[%s] job %s %s: %s",
         worker_id,
         item.pk,
-        outcome.error_type,
+        what,
         outcome.error_message,
         extra=fields,
     )
@@ -844,6 +856,9 @@ class ExtractionWorker:
                 if kept:
                     state.jobs_failed += 1
                     failure = Outcome(False, None, ErrorType.TIMEOUT, message)
+                    failure.retry_in = retry.retry_delay(
+                        ErrorType.TIMEOUT, item.attempts, self.max_retries
+                    )
                     log_outcome(item, state.worker_id, failure)
                     self._emit("job_failed", item, message)
             else:

@@ -235,6 +235,23 @@ def test_a_crashing_or_exploding_extractor_costs_one_job_not_the_worker(
     wait_for(lambda: status_of(good) == Status.COMPLETED, 60)
 
 
+def test_the_log_tells_a_retried_attempt_from_the_end_of_the_job(
+    make_worker, make_document, slow_extractor, caplog
+):
+    worker = make_worker(max_retries=1)
+    bad = worker.enqueue(make_document(b"exit").pk)
+    worker.start()
+    wait_for(lambda: status_of(bad) == Status.FAILED, 60)
+    lines = [
+        r.getMessage() for r in caplog.records if f"job {bad} failed" in r.getMessage()
+    ]
+    assert len(lines) == 2, lines
+    assert "at attempt 1; trying again in 0.5 s" in lines[0]
+    assert "failed for good (unknown) after 2 attempts" in lines[1]
+    retried = [r for r in caplog.records if getattr(r, "event", "") == "job_failed"]
+    assert [r.retry_in_seconds for r in retried] == [0.5, None]
+
+
 def test_stop_releases_a_job_that_does_not_finish_in_time(
     make_worker, make_document, slow_extractor
 ):
