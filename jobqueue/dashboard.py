@@ -298,12 +298,13 @@ def paused_banner(request: HttpRequest) -> dict[str, Any]:
     """What the paused banner (admin/jobqueue/paused_banner.html) needs: whether
     processing is paused, by whom and for how long (a pause forgotten after a
     deploy reads "for 9 h"), and whether this person may resume it."""
-    control = QueueControl.objects.filter(pk=1, paused=True).first()
+    control = QueueControl.current()
+    paused = control is not None and control.paused
     return {
-        "queue_paused": control is not None,
-        "paused_by": control.changed_by if control else "",
-        "paused_for": short_duration(monitoring.paused_for(control, db_now()) or 0)
-        if control
+        "queue_paused": paused,
+        "paused_by": control.changed_by if paused else "",
+        "paused_for": short_duration(monitoring.paused_for(control, db_now()))
+        if paused
         else "",
         "can_resume": is_operator(request.user),
     }

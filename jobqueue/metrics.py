@@ -47,8 +47,7 @@ class QueueCollector(Collector):
         yield self.workers()
         now = db_now()
         yield self.oldest_pending(now)
-        control = QueueControl.objects.filter(pk=1).first()
-        paused = paused_for(control, now)
+        paused = paused_for(QueueControl.current(), now)
         yield GaugeMetricFamily(
             "docqueue_paused",
             "1 while an operator has paused processing.",

@@ -345,6 +345,11 @@ class QueueControl(models.Model):
         return cls.objects.filter(pk=1, paused=True).exists()
 
     @classmethod
+    def current(cls) -> QueueControl | None:
+        """The switch's row (who changed it, and when), None before its first use."""
+        return cls.objects.filter(pk=1).first()
+
+    @classmethod
     def set_paused(cls, paused: bool, *, by: str = "") -> bool:
         """Pause or resume all processing, logged with who did it; False when it
         already was so, which changes nothing (not who paused it, nor when)."""
@@ -352,12 +357,10 @@ class QueueControl(models.Model):
             control, _ = cls.objects.select_for_update().get_or_create(pk=1)
             if control.paused == paused:
                 return False
-            control.paused, control.changed_at, control.changed_by = (
-                paused,
-                timezone.now(),
-                by,
+            # The database's time: how long a pause has lasted is read against it.
+            cls.objects.filter(pk=1).update(
+                paused=paused, changed_at=DbNow(), changed_by=by
             )
-            control.save()
             # Idle workers read the switch when woken, not every second.
             with connection.cursor() as cursor:
                 dialect().notify(cursor)

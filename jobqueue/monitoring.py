@@ -154,7 +154,7 @@ def overview(now: datetime) -> dict[str, Any]:
             .defer("document__text", "document__search_grams")
             .order_by(F("finished_at").desc(nulls_last=True), "-id")[:10]
         ),
-        "control": QueueControl.objects.filter(pk=1).first(),
+        "control": QueueControl.current(),
         # Figures other apps add (label, value, optional warning), e.g. OCR's.
         "extra_figures": [
             figure

@@ -15,6 +15,7 @@ import pytest
 import yaml
 from django.db import connection, connections
 from django.urls import reverse
+from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
 from jobqueue.models import (
@@ -25,6 +26,7 @@ from jobqueue.models import (
     Status,
     WorkerHeartbeat,
 )
+from jobqueue.monitoring import paused_for
 from jobqueue.services import QueueManager
 from jobqueue.sql import db_now
 from jobqueue.wakeup import Wakeup
@@ -240,6 +242,16 @@ def test_a_forgotten_pause_is_said_where_operators_land_and_can_be_alerted_on(
         not in admin_client.get(reverse("admin:index")).content.decode()
     )
     assert scrape(client)["docqueue_paused_seconds", ()] == 0
+
+
+@pytest.mark.django_db
+def test_how_long_a_pause_has_lasted_is_read_on_the_databases_clock(monkeypatch):
+    # The pause's time came from the host that paused, read against the database's:
+    # a host an hour behind made a fresh pause an hour old (its alert fired at once).
+    behind = timezone.now() - timedelta(hours=1)
+    monkeypatch.setattr(timezone, "now", lambda: behind)
+    QueueControl.set_paused(True, by="deployer")
+    assert paused_for(QueueControl.current(), db_now()) < 60
 
 
 # --- The README's alert rules ---------------------------------------------------------
