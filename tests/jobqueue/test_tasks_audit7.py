@@ -104,6 +104,16 @@ def item_of(result) -> QueueItem:
 # --- Defects found ------------------------------------------------------------
 
 
+def run_once_with_one_after(task_):
+    """``task_`` and a task queued after it, run by one cron run; both read back."""
+    result = task_.enqueue()
+    after = contract.echo.enqueue("after")
+    run_once()
+    result.refresh()
+    after.refresh()
+    return result, after
+
+
 @pytest.mark.parametrize(
     ("task_", "exception"),
     [
@@ -118,11 +128,7 @@ def test_a_task_raising_another_base_exception_fails_and_the_next_one_runs(
     # The runner caught Exception, SystemExit and KeyboardInterrupt only: anything
     # else ended the worker thread, and the task stayed RUNNING (a process worker)
     # or went back to the queue uncharged (a cron run), the jobs behind it not run.
-    result = task_.enqueue()
-    after = contract.echo.enqueue("after")
-    run_once()
-    result.refresh()
-    after.refresh()
+    result, after = run_once_with_one_after(task_)
     assert (result.status, result.attempts) == (TaskResultStatus.FAILED, 1)
     [error] = result.errors
     assert error.exception_class is exception
@@ -153,11 +159,7 @@ def test_an_error_message_the_database_cannot_store_fails_the_attempt(task_, wri
     # The failure could not be written (U+0000 on PostgreSQL; a lone surrogate on
     # both databases): the job was released uncharged and run again, for ever,
     # and the task after it never ran on a one-thread worker.
-    result = task_.enqueue()
-    after = contract.echo.enqueue("after")
-    run_once()
-    result.refresh()
-    after.refresh()
+    result, after = run_once_with_one_after(task_)
     assert (result.status, result.attempts) == (TaskResultStatus.FAILED, 1)
     [error] = result.errors
     assert error.exception_class is ValueError
