@@ -106,8 +106,10 @@ def speaks_json(request: HttpRequest) -> bool:
 class PrivateCacheMiddleware:
     """What a logged-in person is answered (their documents, pages, files) is
     theirs: ``Cache-Control: private`` keeps a shared cache (a proxy, a CDN) from
-    handing it to the next person. A response that says how it may be cached
-    already is left as it is."""
+    handing it to the next person, and ``no-store`` keeps the browser from showing
+    it again from its disk (the Back button after logging out, on a shared
+    computer). A response that says how it may be cached already is left as it
+    is (page images, thumbnails, the API's revalidated answers)."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -120,5 +122,5 @@ class PrivateCacheMiddleware:
             and user.is_authenticated
             and not response.has_header("Cache-Control")
         ):
-            patch_cache_control(response, private=True)
+            patch_cache_control(response, private=True, no_store=True)
         return response

@@ -289,6 +289,19 @@ def test_what_a_logged_in_person_is_answered_is_not_for_shared_caches(
         assert "private" in response["Cache-Control"], path
 
 
+def test_a_persons_pages_are_not_kept_by_the_browser(client, user, make_document):
+    # Back after logging out, on a shared computer, must not show a document.
+    document = make_document()
+    client.force_login(user)
+    for path in (
+        reverse("documents:list"),
+        reverse("documents:detail", args=[document.pk]),
+        reverse("documents:download", args=[document.pk]),
+    ):
+        response = client.get(path)
+        assert "no-store" in response["Cache-Control"], path
+
+
 def test_a_token_clients_answers_are_private_too(token_client, make_document):
     document = make_document()
     response = token_client.get(f"/api/documents/{document.pk}/")
