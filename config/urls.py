@@ -4,6 +4,7 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 
 from config.passwords import PasswordChangeView
+from documents.token_views import api_tokens
 
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="documents:list"), name="home"),
@@ -25,6 +26,7 @@ urlpatterns = [
         ),
         name="password_change_done",
     ),
+    path("accounts/tokens/", api_tokens, name="api_tokens"),
     path("documents/", include("documents.urls")),
     path("api/", include("documents.api_urls")),
     path("queue/", include("jobqueue.urls")),

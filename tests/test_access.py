@@ -92,6 +92,16 @@ PROJECT: dict[str, list[Case]] = {
     "password_change_done": [
         Case(lambda w: "/accounts/password_change/done/", people())
     ],
+    # Each person's own tokens: revoking by another's key finds nothing (302 back).
+    "api_tokens": [
+        Case(lambda w: "/accounts/tokens/", people()),
+        Case(
+            lambda w: "/accounts/tokens/",
+            people(302),
+            "post",
+            data=lambda: {"action": "revoke", "token": "unknown"},
+        ),
+    ],
     # People's pages: the document belongs to "user"; staff see every document.
     "documents:list": [Case(lambda w: "/documents/", people())],
     "documents:upload": [Case(lambda w: "/documents/upload/", people())],
