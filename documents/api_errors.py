@@ -42,7 +42,7 @@ INVALID_MESSAGE = "Some fields are not valid ({names}): “fields” says what e
 # DRF says only "Authentication credentials were not provided."
 NOT_AUTHENTICATED_MESSAGE = (
     "Log in, or send “Authorization: Token <key>” (or “Bearer <key>”); "
-    "make a key with manage.py create_api_token USER."
+    "make a key on your API tokens page, /accounts/tokens/."
 )
 
 

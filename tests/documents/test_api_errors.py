@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
+from django.urls import reverse
 
 from documents.models import Document
 from documents.tokens import create_token
@@ -55,6 +56,14 @@ def test_anonymous_calls_get_401_in_the_shape(client, make_document):
     for method, url in endpoints(make_document().pk):
         response = getattr(client, method)(url)
         assert_error(response, 401, "not_authenticated")
+
+
+def test_a_401_says_where_to_make_a_key(client, user):
+    message = client.get("/api/documents/").json()["error"]["message"]
+    path = reverse("api_tokens")
+    assert path in message
+    client.force_login(user)
+    assert client.get(path).status_code == 200
 
 
 def test_unknown_ids_and_urls_are_json_404s(api, make_document, other_user):
