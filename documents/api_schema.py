@@ -76,8 +76,8 @@ class TokenOrBearerScheme(OpenApiAuthenticationExtension):
             "type": "apiKey",
             "in": "header",
             "name": "Authorization",
-            "description": "`Token <key>`; make a key with `manage.py "
-            "create_api_token USER` or in the admin.",
+            "description": "`Token <key>`; make a key on your API tokens page "
+            "(`/accounts/tokens/`).",
         }
         return [token, {"type": "http", "scheme": "bearer"}]
 
