@@ -1,9 +1,9 @@
 """First-page thumbnails, drawn by the queue's children (the ``thumbnail`` job kind).
 No Django here: children start fast and hold no database connection.
 
-A PDF's first page is drawn with PDFium, an image is scaled (its first frame, turned
-upright), and any other document becomes a text card: its title and the first lines of
-its extracted text on a page-shaped card."""
+A PDF's first page is drawn with PDFium, an image is scaled (its first frame, or a
+HEIC's primary image, turned upright), and any other document becomes a text card: its
+title and the first lines of its extracted text on a page-shaped card."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ import warnings
 
 from PIL import Image, ImageDraw, ImageFont, ImageOps, UnidentifiedImageError
 
+# Importing image registers pi-heif's plugin: HEIC photos are drawn like the rest.
 from documents.extractors.image import cut_short, cut_short_allowed
+from documents.extractors.ocr import grey
 from documents.local_files import remove_copy
 from documents.page_render import render
 from jobqueue.child import JobFailed
@@ -87,7 +89,11 @@ def _scaled(path: str) -> Image.Image:
 
 
 def _flatten(image: Image.Image) -> Image.Image:
-    """RGB on white: transparency and palettes shown as people see them."""
+    """RGB on white: transparency and palettes shown as people see them, and 16-bit
+    grey (a 10-bit HEIC's, a scanner's PNG) scaled to 8 bits: converted as it is,
+    all but black came out white."""
+    if image.mode.startswith("I"):
+        image = grey(image)
     image = image.convert("RGBA")
     background = Image.new("RGBA", image.size, "white")
     return Image.alpha_composite(background, image).convert("RGB")

@@ -390,7 +390,7 @@ def finish(case: Case) -> str | None:
             "mismatch",
             "named like a PDF",
         ),
-        ("anim.gif", b"GIF89a" + bytes(200), "unsupported", "not a file"),
+        ("layers.psd", b"8BPS\x00\x01" + bytes(200), "unsupported", "not a file"),
         ("notes.pdf", b"just some plain text\n", "mismatch", "named like a PDF"),
         ("paper.docx", pdf_bytes("a pdf"), "mismatch", "named like a Word (DOCX)"),
         (

@@ -88,15 +88,33 @@ def _legacy(
 
 
 def _image(key: str, label: str, mime: str, extensions: tuple[str, ...], **kw):
+    reader = {"extractor": "image:extract_image", "requires": "Pillow and tesserocr"}
     return Format(
-        key=key,
-        label=label,
-        mime_type=mime,
-        extensions=extensions,
-        extractor="image:extract_image",
-        requires="Pillow and tesserocr",
-        **kw,
+        key=key, label=label, mime_type=mime, extensions=extensions, **(reader | kw)
     )
+
+
+def _iso_brands(prefix: bytes) -> list[bytes]:
+    """An ISO media file's brands (HEIF, AVIF): the major one first, then the
+    compatible ones its "ftyp" box lists; none for other files."""
+    if prefix[4:8] != b"ftyp":
+        return []
+    end = min(int.from_bytes(prefix[:4], "big"), len(prefix))
+    # Major brand, minor version, then compatible brands to the box's end.
+    return [prefix[8:12]] + [prefix[i : i + 4] for i in range(16, end - 3, 4)]
+
+
+def _iso_brand(*brands: bytes) -> Callable[[bytes], bool]:
+    """An ISO media picture of one of these brands: its major brand, or one of its
+    compatible brands under the general major brand ("mif1", "msf1")."""
+
+    def branded(prefix: bytes) -> bool:
+        major, *compatible = _iso_brands(prefix) or [b""]
+        if major in brands:
+            return True
+        return major in (b"mif1", b"msf1") and any(b in brands for b in compatible)
+
+    return branded
 
 
 # A BMP's info header is one of a few fixed sizes: "BM" alone also starts prose.
@@ -286,6 +304,21 @@ IMAGES = (
            sniff=lambda p: p[:4] == b"RIFF" and p[8:12] == b"WEBP"),
     _image("bmp", "BMP image", "image/bmp", (".bmp",), sniff=_looks_like_bmp,
            other_mime_types=("image/x-ms-bmp",)),
+    # AVIF before HEIC: both may carry the general HEIF brand ("mif1").
+    _image("avif", "AVIF image", "image/avif", (".avif",),
+           sniff=_iso_brand(b"avif", b"avis")),
+    # An iPhone's photos; pi-heif (libheif in its wheel) decodes them.
+    _image("heic", "HEIC photo", "image/heic", (".heic", ".heif", ".hif"),
+           extractor="image:extract_heic", requires="Pillow, pi-heif and tesserocr",
+           other_mime_types=("image/heif", "image/heic-sequence", "image/heif-sequence"),
+           sniff=_iso_brand(b"heic", b"heix", b"hevc", b"hevx", b"heim", b"heis",
+                            b"hevm", b"hevs", b"mif1", b"msf1")),
+    _image("gif", "GIF image", "image/gif", (".gif",),
+           signatures=(b"GIF87a", b"GIF89a")),
+    # A JP2 file, or a bare JPEG 2000 codestream (.j2k).
+    _image("jp2", "JPEG 2000 image", "image/jp2", (".jp2", ".j2k", ".j2c", ".jpx"),
+           signatures=(b"\x00\x00\x00\x0cjP  \r\n\x87\n", b"\xffO\xffQ"),
+           other_mime_types=("image/jpx",)),
 )  # fmt: skip
 
 
@@ -323,11 +356,6 @@ def _refused_picture(
     )
 
 
-def _iso_brand(*brands: bytes) -> Callable[[bytes], bool]:
-    """An ISO media file (HEIF, AVIF) of one of these major brands."""
-    return lambda prefix: prefix[4:8] == b"ftyp" and prefix[8:12] in brands
-
-
 def _looks_like_icon(prefix: bytes) -> bool:
     """A Windows icon (type 1) or cursor (type 2): its header, then a directory
     entry whose reserved byte is 0 and whose image starts after the directory
@@ -341,17 +369,8 @@ def _looks_like_icon(prefix: bytes) -> bool:
 
 # Told apart so that the refusal says what the file is and what to do.
 REFUSED_PICTURES = (
-    _refused_picture("heic", "HEIC photo", "image/heic", (".heic", ".heif"),
-                     sniff=_iso_brand(b"heic", b"heix", b"hevc", b"heim", b"heis",
-                                      b"hevm", b"hevs", b"mif1", b"msf1")),
-    _refused_picture("avif", "AVIF image", "image/avif", (".avif",),
-                     sniff=_iso_brand(b"avif", b"avis")),
-    _refused_picture("gif", "GIF image", "image/gif", (".gif",),
-                     signatures=(b"GIF87a", b"GIF89a")),
     _refused_picture("psd", "Photoshop (PSD) image", "image/vnd.adobe.photoshop",
                      (".psd",), signatures=(b"8BPS",)),
-    _refused_picture("jp2", "JPEG 2000 image", "image/jp2", (".jp2", ".j2k", ".jpx"),
-                     signatures=(b"\x00\x00\x00\x0cjP  \r\n\x87\n", b"\xffO\xffQ")),
     _refused_picture("ico", "Windows icon (ICO)", "image/vnd.microsoft.icon",
                      (".ico", ".cur"), sniff=_looks_like_icon,
                      other_mime_types=("image/x-icon",)),

@@ -1,4 +1,5 @@
-"""Photos and scans as image files (PNG, JPEG, TIFF with all its pages, WebP, BMP): OCR."""
+"""Photos and scans as image files (PNG, JPEG, TIFF with all its pages, WebP, BMP,
+AVIF, HEIC, GIF, JPEG 2000): OCR."""
 
 from __future__ import annotations
 
@@ -27,6 +28,20 @@ from .base import (
 )
 from .ocr import OcrUnavailable, grey, reader
 
+try:
+    from pi_heif import register_heif_opener
+except ImportError:  # HEIC alone needs it (extract_heic says so); the rest still read
+    register_heif_opener = None
+else:
+    # Pillow's own plugins first: an AVIF marked with the general brand "mif1" is
+    # then read by its AVIF plugin, not taken by libheif, which has no AV1 decoder.
+    Image.init()
+    # libheif turns the photo as its HEIF boxes say and pi-heif resets the EXIF
+    # orientation to 1, so upright_grey and thumbnails do not turn it twice.
+    register_heif_opener()
+# libheif's words for a HEIF coded in a way its wheel cannot decode (JPEG, VVC).
+_NOT_BUILT_IN = re.compile(r"has not been built in|Unsupported feature")
+
 # Pillow's own bomb threshold (~89 megapixels: an A4 page at 1,200 dpi fits).
 MAX_PIXELS = Image.MAX_IMAGE_PIXELS
 _PILLOW_PIXELS = re.compile(r"\((\d+) pixels\)")  # in Pillow's bomb message
@@ -35,9 +50,14 @@ Image.WARN_POSSIBLE_FORMATS = True
 _NO_MODE = re.compile(r"^(\w+) opening failed\. (.*\bmode\b.*)$")
 _MODE = re.compile(r"\bmode\b")
 # A picture with more images inside that are views of it, not pages: an animation's
-# frames, a phone photo's preview or depth map (MPO).
-_ONE_PICTURE = {"PNG", "WEBP", "MPO"}
+# frames (GIF, WebP, AVIF), a phone photo's preview or depth map (MPO), a HEIC's
+# burst or live photo. Its picture is the image it opens at: the first frame, or a
+# HEIC's primary image, which need not be its first.
+_ONE_PICTURE = {"PNG", "WEBP", "MPO", "GIF", "AVIF", "HEIF"}
 _TRUNCATED = "image file is truncated"  # Pillow's words for data that ends early
+# libheif's and libavif's words for it: a HEIC or AVIF picture is not read in part.
+_ENDS_EARLY = re.compile(r"Unexpected end of file|Truncated data")
+_INCOMPLETE = "the image file is incomplete (its end is missing), so it cannot be read"
 
 
 def cut_short(exc: OSError) -> bool:
@@ -95,14 +115,33 @@ def extract_image(
             raise UnsupportedFileError(_too_large(pixels)) from exc
         except UnidentifiedImageError as exc:
             raise _unidentified(reasons) from exc
+        except RuntimeError as exc:  # pi-heif's for what libheif does not decode
+            if not _NOT_BUILT_IN.search(str(exc)):
+                raise
+            reason = short_reason(exc)
+            raise UnsupportedFileError(
+                f"This image is coded in a way that cannot be read ({reason}); "
+                "save it as JPEG or PNG and upload that."
+            ) from exc
         except (OSError, SyntaxError, ValueError, EOFError) as exc:
             if isinstance(exc, SyntaxError) and _MODE.search(str(exc)):
                 # A later page in a pixel format Pillow has no mode for.
                 raise _no_mode("image", str(exc)) from exc
+            if _ENDS_EARLY.search(str(exc)):
+                raise CorruptFileError(_INCOMPLETE) from exc
             # Pillow reports truncated or inconsistent data with these.
             raise CorruptFileError(
                 f"the image data is damaged ({short_reason(exc)})"
             ) from exc
+
+
+def extract_heic(
+    path: str | os.PathLike[str], options: ExtractOptions = DEFAULT_OPTIONS
+) -> ExtractionResult:
+    """OCR a HEIC photo, which Pillow opens through pi-heif's plugin."""
+    if register_heif_opener is None:  # extractor_missing, not damage
+        raise ImportError("HEIC photos need pi-heif", name="pi_heif")
+    return extract_image(path, options)
 
 
 def _open_and_read(
@@ -154,7 +193,8 @@ def _read(
     rotated: list[int] = []
     seconds = ocr.seconds
     for index in range(count):
-        image.seek(index)
+        if index:  # the first is the image it opened at
+            image.seek(index)
         width, height = image.size
         if width * height > MAX_PIXELS:
             raise UnsupportedFileError(_too_large(width * height, (width, height)))
@@ -381,12 +421,14 @@ def _square_pixels(page: Image.Image, ratio: float) -> Image.Image:
 
 
 def _unidentified(reasons: list[warnings.WarningMessage]) -> ExtractionError:
-    """Damage, or a pixel format Pillow lacks (16-bit grey with alpha, as
-    ImageMagick writes it): its plugins' reasons tell."""
+    """Damage, a file cut short, or a pixel format Pillow lacks (16-bit grey with
+    alpha, as ImageMagick writes it): its plugins' reasons tell."""
     for reason in reasons:
         found = _NO_MODE.search(str(reason.message))
         if found:
             return _no_mode(f"{found.group(1)} image", found.group(2))
+        if _ENDS_EARLY.search(str(reason.message)):
+            return CorruptFileError(_INCOMPLETE)
     return CorruptFileError("the image cannot be decoded")
 
 

@@ -101,7 +101,7 @@ def test_an_inline_svg_that_html_follows_is_html(tmp_path: Path) -> None:
 )
 def test_an_svg_picture_is_refused_saying_what_it_is(tmp_path: Path, svg) -> None:
     # Read as HTML, the lines of an SVG's text (placed one by one) run together,
-    # and most drawings hold their words as outlines: refused, as GIF or HEIC are.
+    # and most drawings hold their words as outlines: refused, as PSD or ICO are.
     path = write(tmp_path, svg, "drawing.html")
     assert key(path) == "svg"
     with pytest.raises(UnsupportedFileError, match=r"This is an SVG image.*PNG"):

@@ -204,7 +204,7 @@ def test_detects_each_type_from_bytes_not_name(
     [
         (b"", None),
         (b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + bytes(64), "image/png"),
-        (b"GIF89a" + bytes(64), None),
+        (b"8BPS\x00\x01" + bytes(64), None),
         (random.Random(0).randbytes(4096), None),
         (b"plain ascii text\nsecond line\n", TEXT),
         ("café crème brûlée\n".encode(), TEXT),
@@ -218,7 +218,7 @@ def test_detects_each_type_from_bytes_not_name(
     ids=[
         "empty",
         "png",
-        "gif",
+        "psd",
         "random",
         "ascii",
         "utf8",

@@ -41,9 +41,9 @@ def fast_password_hasher(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
-def gif_bytes() -> bytes:
-    """An image format we do not read (PNG, JPEG, TIFF, WebP and BMP we do)."""
-    return b"GIF89a\x01\x00\x01\x00\x80\x00\x00" + b"\x00" * 64
+def psd_bytes() -> bytes:
+    """An image format we do not read (a Photoshop file's header)."""
+    return b"8BPS\x00\x01" + b"\x00" * 64
 
 
 def upload(name: str, content: bytes) -> SimpleUploadedFile:
@@ -186,7 +186,7 @@ def test_mixed_upload_keeps_the_good_file_and_reports_the_bad_one(
         {
             "file": [
                 upload("good.txt", b"plain words\n"),
-                upload("picture.pdf", gif_bytes()),
+                upload("picture.pdf", psd_bytes()),
             ]
         },
         follow=True,
@@ -262,7 +262,7 @@ def test_twenty_files_with_nineteen_refused_show_each_reason(user_client, media_
     ("name", "content", "phrase"),
     [
         ("empty.pdf", b"", "is empty"),
-        ("picture.pdf", gif_bytes(), "not a file we can read"),
+        ("picture.pdf", psd_bytes(), "not a file we can read"),
         (
             "letter.pdf",
             b"Dear reader, this is plain text.\n",
@@ -270,18 +270,18 @@ def test_twenty_files_with_nineteen_refused_show_each_reason(user_client, media_
         ),
         ("report.docx", pdf_bytes(), "named like a Word (DOCX)"),
         ("notes.txt", pdf_bytes(), "named like a Plain text"),
-        ("photo.gif", gif_bytes(), "not a file we can read"),
+        ("design.psd", psd_bytes(), "not a file we can read"),
         ("archive.zip", b"PK\x03\x04" + b"\x00" * 100, "not a file we can read"),
         ("tool.exe", b"MZ\x90\x00\x03\x00\x00\x00" + bytes(range(256)), "not a file"),
         ("song.mp3", b"ID3\x04\x00\x00\x00\x00\x00\x00" + bytes(range(256)), "not a"),
     ],
     ids=[
         "empty",
-        "gif-named-pdf",
+        "psd-named-pdf",
         "text-named-pdf",
         "pdf-named-docx",
         "pdf-named-txt",
-        "gif",
+        "psd",
         "zip",
         "exe",
         "mp3",
@@ -370,7 +370,7 @@ def test_posting_nothing_at_all_is_refused(user_client, media_root):
 def test_all_bad_files_are_each_reported(user_client, media_root):
     response = user_client.post(
         UPLOAD_URL,
-        {"file": [upload("a.pdf", b""), upload("b.pdf", gif_bytes())]},
+        {"file": [upload("a.pdf", b""), upload("b.pdf", psd_bytes())]},
     )
     assert response.status_code == 400
     errors = response.context["form"].errors["file"]
@@ -703,12 +703,12 @@ def test_create_api_token_prints_a_new_key_each_time(user, api_token):
     ("name", "content", "phrase"),
     [
         ("empty.txt", b"", "is empty"),
-        ("picture.pdf", gif_bytes(), "not a file we can read"),
+        ("picture.pdf", psd_bytes(), "not a file we can read"),
         ("letter.pdf", b"Just text.\n", "named like a PDF"),
         ("report.docx", pdf_bytes(), "named like a Word (DOCX)"),
-        ("photo.gif", gif_bytes(), "not a file we can read"),
+        ("design.psd", psd_bytes(), "not a file we can read"),
     ],
-    ids=["empty", "gif-named-pdf", "text-named-pdf", "pdf-named-docx", "gif"],
+    ids=["empty", "psd-named-pdf", "text-named-pdf", "pdf-named-docx", "psd"],
 )
 def test_api_refuses_bad_files_with_a_json_error(
     token_client, media_root, name, content, phrase
