@@ -10,7 +10,6 @@ import hashlib
 import json
 
 from django.core.paginator import EmptyPage, InvalidPage
-from django.core.paginator import Paginator as DjangoPaginator
 from django.db.models import prefetch_related_objects
 from django.http import Http404, HttpResponseBase
 from django.urls import reverse
@@ -47,6 +46,7 @@ from documents.api_errors import or_list, shown
 from documents.extractors.formats import READABLE, by_extension, by_mime_type
 from documents.forms import DocumentDetailsForm
 from documents.models import Document
+from documents.pagination import IdsFirstPaginator
 from documents.search import (
     MAX_OFFSET,
     SearchTooBroad,
@@ -235,8 +235,9 @@ def past_the_last(number: object, pages: int | None, per_page: int) -> str:
     )
 
 
-class Pages(DjangoPaginator):
-    """Django's paginator, its "That page contains no results" said in full."""
+class Pages(IdsFirstPaginator):
+    """The list's paginator (a page's ids first), its "That page contains no
+    results" said in full."""
 
     def validate_number(self, number: object) -> int:
         try:

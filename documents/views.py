@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from datetime import UTC, date, datetime, time, timedelta
 from functools import wraps
 from pathlib import PurePosixPath
 
@@ -13,7 +14,6 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.core.paginator import Paginator
 from django.db.models import Count, Q, QuerySet
 from django.db.models.functions import Length, Lower, Substr
 from django.http import (
@@ -25,6 +25,7 @@ from django.http import (
 )
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.http import content_disposition_header
 from django.utils.translation import ngettext
@@ -46,6 +47,7 @@ from documents.extractors.formats import (
 )
 from documents.forms import DocumentFilterForm, UploadForm
 from documents.models import Document, Tag
+from documents.pagination import CountedPaginator
 from documents.search import SearchTooBroad, parse_query, search_documents
 from documents.services import (
     DuplicateUpload,
@@ -265,16 +267,17 @@ def document_list(request: HttpRequest) -> HttpResponse:
     documents = _filtered(mine, {k: v for k, v in filters.items() if k != "status"})
     # Counts per status follow the other filters, so each says what a click shows.
     counts = dict(documents.order_by().values_list("status").annotate(n=Count("id")))
+    matching = sum(counts.values())
     if "status" in filters:
         documents = documents.filter(status=filters["status"])
+        matching = counts.get(filters["status"], 0)
     documents = (
         documents.select_related("owner")
         .prefetch_related("tags")
         .only(*LIST_FIELDS, "owner__username")
     )
-    page = Paginator(documents.order_by(*SORTS[sort]), PAGE_SIZE).get_page(
-        request.GET.get("page")
-    )
+    paginator = CountedPaginator(documents.order_by(*SORTS[sort]), PAGE_SIZE, matching)
+    page = paginator.get_page(request.GET.get("page"))
     types = mine.order_by().values_list("mime_type", flat=True).distinct()
     context = {
         "page": page,
@@ -302,12 +305,25 @@ def _filtered(documents: QuerySet, filters: dict) -> QuerySet:
         documents = documents.filter(mime_type=filters["type"])
     if "tag" in filters:
         documents = documents.filter(tags__name__iexact=filters["tag"])
-    # Whole days in the site's time zone, both ends included.
-    if "since" in filters:
-        documents = documents.filter(created_at__date__gte=filters["since"])
-    if "until" in filters:
-        documents = documents.filter(created_at__date__lte=filters["until"])
+    # Whole days in the site's time zone, both ends included, as a range of times:
+    # the index on the upload time serves it (a date cast of each row would not).
+    if "since" in filters and (start := _day_start(filters["since"])):
+        documents = documents.filter(created_at__gte=start)
+    until = filters.get("until", date.max)
+    if until < date.max and (end := _day_start(until + timedelta(days=1))):
+        documents = documents.filter(created_at__lt=end)
     return documents
+
+
+def _day_start(day: date) -> datetime | None:
+    """The first moment of ``day`` in the site's time zone; None for a day so early
+    that it starts before the year 1 in UTC (no document is older)."""
+    start = timezone.make_aware(datetime.combine(day, time.min))
+    try:
+        start.astimezone(UTC)
+    except OverflowError:
+        return None
+    return start
 
 
 @login_required
