@@ -7,11 +7,13 @@ import importlib
 import os
 import resource
 import select
+import shutil
 import signal
+import tempfile
 import threading
 import time
 from collections.abc import Callable
-from multiprocessing import spawn
+from multiprocessing import spawn, util
 from typing import Any
 
 # A child runs only functions named by module path, so it needs nothing of the parent's
@@ -30,19 +32,61 @@ class JobFailed(Exception):  # noqa: N818 - the attempt's outcome, as data
         self.error_type = error_type
 
 
-def init_child(megabytes: int, parent_pid: int) -> None:
+# A child's temporary folder, in its worker's folder: ``child-<pid>``.
+CHILD_FOLDER_PREFIX = "child-"
+
+
+def init_child(megabytes: int, parent_pid: int, folder: str = "") -> None:
     """Pool initializer: cap the child's address space, so a parser that explodes
     raises MemoryError (or dies) in the child instead of starving the host. Ctrl+C is
     the parent's to handle: it lets current jobs finish. The child dies with
-    the process that asked for it (``parent_pid``)."""
+    the process that asked for it (``parent_pid``). With ``folder`` (its worker's),
+    its temporary files go to a folder of its own there."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with(parent_pid)
+    if folder:
+        _own_temporary_folder(folder)
     if megabytes > 0:
         limit = megabytes * 1024 * 1024
         _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
         if hard != resource.RLIM_INFINITY:
             limit = min(limit, hard)
         resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
+def _own_temporary_folder(parent: str) -> None:
+    """Send the temporary files of what runs here (an attachment or an embedded
+    document that a library opens by path) to ``parent/child-<pid>``, removed as the
+    child exits. A child that is killed (a timeout, a stop, a crash) cannot remove
+    its files: its worker removes the folder (``JobRunner``)."""
+    folder = os.path.join(parent, f"{CHILD_FOLDER_PREFIX}{os.getpid()}")
+    os.makedirs(folder, 0o700, exist_ok=True)  # exists: a dead child's, same pid
+    tempfile.tempdir = folder
+    util.Finalize(
+        None,
+        shutil.rmtree,
+        args=(folder,),
+        kwargs={"ignore_errors": True},
+        exitpriority=0,
+    )
+
+
+def dead_processes_folders(parent: str, prefix: str) -> list[str]:
+    """Our folders ``<prefix><pid>`` (or ``<prefix><pid>-…``) in ``parent`` whose
+    process has gone: what a killed process could not remove."""
+    found = []
+    with os.scandir(parent) as entries:
+        for entry in entries:
+            pid = entry.name.removeprefix(prefix).partition("-")[0]
+            if (
+                entry.name.startswith(prefix)
+                and pid.isdigit()
+                and not process_exists(int(pid))
+                and entry.is_dir(follow_symlinks=False)
+                and entry.stat(follow_symlinks=False).st_uid == os.getuid()
+            ):
+                found.append(entry.path)
+    return found
 
 
 def _die_with(pid: int) -> None:
@@ -57,7 +101,7 @@ def _die_with(pid: int) -> None:
         except ProcessLookupError:
             os._exit(1)
         except (AttributeError, OSError):  # no pidfd (not Linux 5.3+): poll
-            while _exists(pid):
+            while process_exists(pid):
                 time.sleep(1.0)
         else:
             select.select([handle], [], [])  # readable once the process has exited
@@ -66,7 +110,8 @@ def _die_with(pid: int) -> None:
     threading.Thread(target=watch, name="die-with-parent", daemon=True).start()
 
 
-def _exists(pid: int) -> bool:
+def process_exists(pid: int) -> bool:
+    """Whether process ``pid`` is alive (or a zombie not yet reaped)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

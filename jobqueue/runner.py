@@ -12,12 +12,13 @@ import multiprocessing
 import os
 import shutil
 import signal
+import socket
 import tempfile
 import threading
 import time
 from concurrent.futures import CancelledError
 from dataclasses import dataclass, field
-from multiprocessing import forkserver, resource_tracker
+from multiprocessing import forkserver, resource_tracker, util
 from typing import Any
 
 from django.conf import settings
@@ -25,7 +26,14 @@ from django.db import DatabaseError, connection, transaction
 from pebble import ProcessExpired, ProcessPool
 
 from jobqueue import operations, retry
-from jobqueue.child import JobFailed, init_child, read_progress, run_job
+from jobqueue.child import (
+    CHILD_FOLDER_PREFIX,
+    JobFailed,
+    dead_processes_folders,
+    init_child,
+    read_progress,
+    run_job,
+)
 from jobqueue.faults import is_database_away, is_database_fault
 from jobqueue.models import ErrorType, QueueItem
 from jobqueue.services import QueueManager
@@ -61,6 +69,12 @@ STORE_REFUSED = (
     "(too large, or characters it cannot hold)."
 )
 PROGRESS_POLL = 2.0  # seconds between looks at a long extraction's progress
+# A worker's folder for its jobs' progress, named after its host and pid so that the
+# next worker started can tell it from a live one's once a SIGKILL left it behind.
+PROGRESS_PREFIX = "docqueue-progress-"
+# In that folder: a link to multiprocessing's own folder (the fork server's socket),
+# which a SIGKILL leaves behind as well.
+MULTIPROCESSING_LINK = "multiprocessing"
 
 
 def exception_message(exc: BaseException) -> str:
@@ -86,6 +100,25 @@ def _start_fork_server_deaf_to_ctrl_c() -> None:
         forkserver.ensure_running()
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
+def _host() -> str:
+    return socket.gethostname().replace("/", "_")
+
+
+def _remove_dead_workers_folders(prefix: str) -> None:
+    """Remove what killed workers of this host left in the temporary folder: their
+    progress folders and multiprocessing's, which only a clean stop removes."""
+    root = tempfile.gettempdir()
+    with contextlib.suppress(OSError):
+        for folder in dead_processes_folders(root, prefix):
+            with contextlib.suppress(OSError):
+                theirs = os.readlink(os.path.join(folder, MULTIPROCESSING_LINK))
+                if os.path.dirname(theirs) == root and os.path.basename(
+                    theirs
+                ).startswith("pymp-"):
+                    shutil.rmtree(theirs, ignore_errors=True)
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 @dataclass
@@ -114,7 +147,9 @@ class JobRunner:
     _pool_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def start(self) -> None:
-        self.progress_dir = tempfile.mkdtemp(prefix="docqueue-progress-")
+        prefix = f"{PROGRESS_PREFIX}{_host()}-"
+        _remove_dead_workers_folders(prefix)
+        self.progress_dir = tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-")
 
     def children(self) -> ProcessPool:
         """The pool of children, started with the first job that needs one: a
@@ -131,11 +166,16 @@ class JobRunner:
                     preload.extend(m for m in kind.preload if m not in preload)
                 context.set_forkserver_preload(preload)
                 _start_fork_server_deaf_to_ctrl_c()
+                with contextlib.suppress(OSError):  # already linked: started again
+                    os.symlink(
+                        util.get_temp_dir(),
+                        os.path.join(self.progress_dir, MULTIPROCESSING_LINK),
+                    )
                 self.pool = ProcessPool(
                     max_workers=self.processes,
                     max_tasks=self.max_tasks,
                     initializer=init_child,
-                    initargs=(self.memory_mb, os.getpid()),
+                    initargs=(self.memory_mb, os.getpid(), self.progress_dir),
                     context=context,
                 )
             return self.pool
@@ -225,8 +265,10 @@ class JobRunner:
         try:
             status, value, message = self._result(flight)
         except CancelledError:
+            self._remove_killed_childrens_files()
             raise JobReleased from None
         except TimeoutError:
+            self._remove_killed_childrens_files()
             done = read_progress(flight.progress_path)
             timeout = self._timeout(flight.item)
             return Outcome(
@@ -240,6 +282,7 @@ class JobRunner:
                 ),
             )
         except ProcessExpired as exc:
+            self._remove_killed_childrens_files()
             return Outcome(
                 False,
                 error_type=ErrorType.UNKNOWN,
@@ -253,6 +296,15 @@ class JobRunner:
         if status == "ok":
             return Outcome(True, value)
         return Outcome(False, error_type=value, error_message=message)
+
+    def _remove_killed_childrens_files(self) -> None:
+        # Only after a child was killed: a child that ends as it should removes
+        # its own. One still dying now is removed with the next.
+        with contextlib.suppress(OSError):
+            for folder in dead_processes_folders(
+                self.progress_dir, CHILD_FOLDER_PREFIX
+            ):
+                shutil.rmtree(folder, ignore_errors=True)
 
     def _result(self, flight: Flight) -> tuple[str, Any, str]:
         """The child's answer. The timeout counts from the last progress the child
