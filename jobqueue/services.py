@@ -849,11 +849,16 @@ class QueueManager:
         with connection.cursor() as cursor:
             return sql.dialect().tidy(cursor)
 
-    def stopped_workers_older_than(self, older_than_days: float) -> Any:
-        """Heartbeats of workers stopped more than N days ago."""
+    def gone_workers_older_than(self, older_than_days: float) -> Any:
+        """Heartbeats of workers stopped, or silent, more than N days ago: one that
+        was killed (SIGKILL, out of memory, its host lost) had no time to say it
+        stopped, and its rows would stay stale for ever."""
+        # A live worker's beat is seconds old: with 0 days, only a stale one goes.
+        gone = Q(status=WorkerHeartbeat.State.STOPPED) | Q(
+            last_heartbeat__lt=DbNow(-stale_after())
+        )
         return WorkerHeartbeat.objects.filter(
-            status=WorkerHeartbeat.State.STOPPED,
-            last_heartbeat__lt=DbNow(-86400 * older_than_days),
+            gone, last_heartbeat__lt=DbNow(-86400 * older_than_days)
         )
 
     def finished_older_than(

@@ -1036,16 +1036,17 @@ class ExtractionWorker:
 
     def _housekeeping(self) -> None:
         """Delete what outlived ``QUEUE_KEEP_FINISHED_DAYS`` (finished items, the
-        heartbeats of stopped workers), then let the database
+        heartbeats of stopped or dead workers), then let the database
         reclaim what finished jobs left, so claims stay as fast as on day one."""
         self._last_housekeeping = time.monotonic()
         keep_days = settings.QUEUE_KEEP_FINISHED_DAYS
         cleared = self.queue.clear_expired(keep_days)
         if cleared:
             logger.info("Housekeeping: deleted %d expired queue items", cleared)
-        # Each cron tick and restart leaves a stopped worker's rows behind.
+        # Each cron tick and restart leaves a stopped worker's rows behind, and each
+        # killed worker rows that nothing marked stopped.
         if keep_days > 0:
-            gone = self.queue.stopped_workers_older_than(keep_days).delete()[0]
+            gone = self.queue.gone_workers_older_than(keep_days).delete()[0]
             if gone:
                 logger.info(
                     "Housekeeping: deleted %d stopped workers' heartbeats", gone

@@ -95,23 +95,25 @@ def test_clearing_every_finished_state_deletes_long_stopped_workers_heartbeats(
     )
     form = {"days": "30", "statuses": EVERY_FINISHED_STATE}
     confirm = admin_client.post(CLEAR, form).content.decode()
-    assert "With them, 1 heartbeat of workers stopped more than 30 days ago." in confirm
-    assert 'value="Yes, delete 1 item and 1 heartbeat"' in confirm
+    assert "With them, 2 heartbeats of workers stopped or silent more than 30 days" in (
+        confirm
+    )
+    assert 'value="Yes, delete 1 item and 2 heartbeats"' in confirm
     response = admin_client.post(CLEAR, {**form, "confirm": "yes"})
     assert [m.message for m in response.context["messages"]] == [
-        "Deleted 1 queue item older than 30 days and 1 stopped worker's heartbeat."
+        "Deleted 1 queue item older than 30 days and 2 stopped workers' heartbeats."
     ]
-    # As clear_queue and the workers' housekeeping: stopped long ago only, never a
-    # live worker's or a dead one's (its jobs are rescued by it).
-    assert _workers() == {"stopped-lately", "dead-long-ago", "alive"}
+    # As clear_queue and the workers' housekeeping: stopped or killed (silent) long
+    # ago, never a live worker's; a dead one's jobs were rescued within minutes.
+    assert _workers() == {"stopped-lately", "alive"}
 
 
 def test_only_heartbeats_to_clear_still_offer_the_button(admin_client, heartbeats):
     form = {"days": "30", "statuses": EVERY_FINISHED_STATE}
     confirm = admin_client.post(CLEAR, form).content.decode()
-    assert 'value="Yes, delete 0 items and 1 heartbeat"' in confirm
+    assert 'value="Yes, delete 0 items and 2 heartbeats"' in confirm
     admin_client.post(CLEAR, {**form, "confirm": "yes"})
-    assert "stopped-long-ago" not in _workers()
+    assert not {"stopped-long-ago", "dead-long-ago"} & _workers()
 
 
 def test_clearing_some_states_keeps_the_heartbeats_as_clear_queue_status_does(

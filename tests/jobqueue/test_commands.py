@@ -118,28 +118,30 @@ def test_clear_queue_keeps_the_history_that_pointed_at_the_items(make_document, 
     assert beat.current_job_id is None
 
 
-def test_clear_queue_prunes_old_stopped_heartbeats_only():
+def test_clear_queue_prunes_old_stopped_and_dead_heartbeats_only():
     old = timezone.now() - timedelta(days=10)
     WorkerHeartbeat.objects.create(
         worker_id="gone", status="stopped", last_heartbeat=old
     )
-    WorkerHeartbeat.objects.create(worker_id="hung", status="busy", last_heartbeat=old)
+    # Killed ten days ago: nothing marked it stopped.
+    WorkerHeartbeat.objects.create(worker_id="dead", status="busy", last_heartbeat=old)
     WorkerHeartbeat.objects.create(worker_id="fresh", status="stopped")
+    WorkerHeartbeat.objects.create(worker_id="alive", status="busy")
     assert run("clear_queue", "--older-than", "7", "--dry-run") == (
-        "Would delete 0 queue items and 1 stopped worker's heartbeat (dry run).\n"
+        "Would delete 0 queue items and 2 stopped workers' heartbeats (dry run).\n"
     )
     # Clearing only some items' states leaves the heartbeats alone.
     assert run("clear_queue", "--older-than", "7", "--status", "failed") == (
         "Deleted 0 queue items older than 7 days.\n"
     )
-    assert WorkerHeartbeat.objects.count() == 3
-    assert "and 1 stopped worker's heartbeat " in run(
+    assert WorkerHeartbeat.objects.count() == 4
+    assert "and 2 stopped workers' heartbeats " in run(
         "clear_queue", "--older-than", "7"
     )
-    assert set(WorkerHeartbeat.objects.values_list("worker_id", flat=True)) == {
-        "hung",
-        "fresh",
-    }
+    # Whatever the age given, a live worker's heartbeat stays (deleted, its jobs
+    # would be taken for lost).
+    run("clear_queue", "--older-than", "0")
+    assert set(WorkerHeartbeat.objects.values_list("worker_id", flat=True)) == {"alive"}
 
 
 def test_clear_queue_refuses_bad_arguments():

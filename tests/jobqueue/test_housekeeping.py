@@ -48,18 +48,27 @@ def test_a_worker_clears_expired_items_as_it_starts(settings, run_worker):
     settings.QUEUE_KEEP_FINISHED_DAYS = 7
     expired = task_item(Status.COMPLETED, 8)
     kept = task_item(Status.COMPLETED, 6)
-    # Each cron tick leaves a stopped worker's heartbeat: they go too.
-    for worker, days in (("cron:old", 8), ("cron:recent", 6)):
+    # Each cron tick leaves a stopped worker's heartbeat, and each killed worker
+    # a heartbeat nothing marked stopped (a dead host's): they go too.
+    State = WorkerHeartbeat.State  # noqa: N806
+    for worker, state, days in (
+        ("cron:old", State.STOPPED, 8),
+        ("cron:recent", State.STOPPED, 6),
+        ("killed:old", State.BUSY, 8),
+        ("killed:recent", State.BUSY, 6),
+    ):
         WorkerHeartbeat.objects.create(
             worker_id=worker,
-            status=WorkerHeartbeat.State.STOPPED,
+            status=state,
             last_heartbeat=timezone.now() - timedelta(days=days),
         )
     run_worker()
     wait_for(lambda: not QueueItem.objects.filter(pk=expired).exists(), 30)
     assert QueueItem.objects.filter(pk=kept).exists()
     wait_for(lambda: not WorkerHeartbeat.objects.filter(worker_id="cron:old"), 30)
-    assert WorkerHeartbeat.objects.filter(worker_id="cron:recent").exists()
+    assert not WorkerHeartbeat.objects.filter(worker_id="killed:old").exists()
+    left = set(WorkerHeartbeat.objects.values_list("worker_id", flat=True))
+    assert {"cron:recent", "killed:recent"} <= left
 
 
 def dead_rows() -> int:

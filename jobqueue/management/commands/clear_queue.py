@@ -1,5 +1,5 @@
 """Delete finished queue items older than N days (as the admin's clear page does), and
-the heartbeats of workers stopped that long ago."""
+the heartbeats of workers stopped (or killed: silent) that long ago."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ class Command(BaseCommand):
         except ValueError as error:
             raise CommandError(str(error)) from None
         # --status narrows the clearing to those items: the heartbeats stay.
-        stopped = None if status else queue.stopped_workers_older_than(older_than)
+        stopped = None if status else queue.gone_workers_older_than(older_than)
         if dry_run:
             also = _heartbeats(stopped.count()) if stopped is not None else ""
             self.stdout.write(f"Would delete {_items(matching)}{also} (dry run).")
