@@ -14,7 +14,7 @@ import warnings
 from PIL import Image, ImageDraw, ImageFont, ImageOps, UnidentifiedImageError
 
 # Importing image registers pi-heif's plugin: HEIC photos are drawn like the rest.
-from documents.extractors.image import cut_short, cut_short_allowed
+from documents.extractors.image import cut_short, cut_short_allowed, heif_refusal
 from documents.extractors.ocr import grey
 from documents.local_files import remove_copy
 from documents.page_render import render
@@ -76,6 +76,11 @@ def _image(path: str) -> Image.Image:
                 return _scaled(path)
         except (Image.DecompressionBombWarning, Image.DecompressionBombError):
             raise JobFailed("unsupported", "The image is too large to draw.") from None
+        except RuntimeError as exc:  # pi-heif's, as reading the picture says it
+            refusal = heif_refusal(exc)
+            if refusal is None:
+                raise
+            raise JobFailed(refusal.error_type, str(refusal)) from exc
         except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
             raise JobFailed("corruption", f"The image cannot be drawn: {exc}") from exc
 

@@ -7,14 +7,23 @@ running), so the way to shut a leaked one out is here.
 
 from __future__ import annotations
 
+from axes.handlers.proxy import AxesProxyHandler
+from axes.helpers import get_lockout_response
 from django import forms
 from django.contrib import messages
+from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.signals import user_login_failed
+from django.db import transaction
+from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
+from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_http_methods
+from knox.settings import CONSTANTS
 
 from documents.tokens import create_token
 
@@ -30,6 +39,11 @@ EXPIRY_CHOICES = [
 
 
 class NewTokenForm(forms.Form):
+    """How long the token lasts, and the person's password: a token outlives the
+    session (logging out and a password change leave it working), so someone
+    holding a borrowed or stolen session must not make one, as GitHub's sudo mode
+    asks the password again."""
+
     expires_days = forms.TypedChoiceField(
         label="Expires after",
         choices=EXPIRY_CHOICES,
@@ -38,19 +52,76 @@ class NewTokenForm(forms.Form):
         required=False,
         initial="90",
     )
+    password = forms.CharField(
+        label="Your password",
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+    )
+
+    def __init__(self, *args, user, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.user = user
+
+    def clean_password(self) -> str:
+        password = self.cleaned_data["password"]
+        if not self.user.check_password(password):
+            raise forms.ValidationError(
+                _("That is not your password."), code="password_incorrect"
+            )
+        return password
+
+
+class RevokeForm(forms.Form):
+    """The token to revoke, by its first characters as the page lists it; checked
+    first, as PostgreSQL refuses a NUL in any string."""
+
+    token = forms.CharField(max_length=CONSTANTS.TOKEN_KEY_LENGTH)
+
+
+class NewKey(str):
+    """A new token's key: shown in its page, hidden where an error report shows
+    variables (the view's, the template's context): the log, the admins' mail."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "'********************'"
+
+
+def token_within_limit(user, *, expires_in_days: int | None) -> NewKey | None:
+    """A new token's key, or None when ``user`` already has the most one may
+    (expired ones not counted: they no longer let anyone in)."""
+    with transaction.atomic():
+        # Two requests at once (a script's retries) count in turn, not both
+        # before either makes its token.
+        get_user_model().objects.select_for_update().filter(pk=user.pk).first()
+        if live_tokens(user).count() >= MAX_TOKENS_PER_PERSON:
+            return None
+        return NewKey(create_token(user, expires_in_days=expires_in_days)[1])
+
+
+def live_tokens(user):
+    """The person's tokens that still let a script in."""
+    return user.auth_token_set.filter(
+        Q(expiry__isnull=True) | Q(expiry__gt=timezone.now())
+    )
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@sensitive_post_parameters("password")
 def api_tokens(request: HttpRequest) -> HttpResponse:
     tokens = request.user.auth_token_set.order_by("-created")
-    form = NewTokenForm()
+    form = NewTokenForm(user=request.user)
     new_key = None
     if request.method == "POST":
         action = request.POST.get("action")
         if action == "revoke":
-            revoked = tokens.filter(token_key=request.POST.get("token", "")).delete()
-            if revoked[0]:
+            revoke = RevokeForm(request.POST)
+            if (
+                revoke.is_valid()
+                and (tokens.filter(token_key=revoke.cleaned_data["token"]).delete()[0])
+            ):
                 messages.success(request, _("The token was revoked."))
             else:
                 messages.error(request, _("No such token of yours: nothing revoked."))
@@ -65,25 +136,36 @@ def api_tokens(request: HttpRequest) -> HttpResponse:
             return redirect("api_tokens")
         if action != "create":
             return redirect("api_tokens")
-        form = NewTokenForm(request.POST)
-        if tokens.count() >= MAX_TOKENS_PER_PERSON:
-            form.add_error(
-                None,
-                _(
-                    "You have %(max)d tokens, the most one person may have: revoke "
-                    "one you no longer use first."
+        # A wrong password counts as a failed log-in (config/passwords.py).
+        credentials = {"username": request.user.get_username()}
+        if AxesProxyHandler.is_locked(request, credentials):
+            return get_lockout_response(request, None, credentials)
+        form = NewTokenForm(request.POST, user=request.user)
+        if not form.is_valid():
+            if form.has_error("password", "password_incorrect"):
+                # AxesMiddleware turns the answer into the lock-out page at the limit.
+                user_login_failed.send(
+                    sender=__name__, credentials=credentials, request=request
                 )
-                % {"max": MAX_TOKENS_PER_PERSON},
-            )
-        elif form.is_valid():
+        else:
             # Shown in this answer only (never in a message, which is stored in the
             # session or a cookie): a hash is all that is kept.
-            _token, new_key = create_token(
+            new_key = token_within_limit(
                 request.user, expires_in_days=form.cleaned_data["expires_days"]
             )
-            form = NewTokenForm()
+            if new_key is None:
+                form.add_error(
+                    None,
+                    _(
+                        "You have %(max)d tokens, the most one person may have: "
+                        "revoke one you no longer use first."
+                    )
+                    % {"max": MAX_TOKENS_PER_PERSON},
+                )
+            else:
+                form = NewTokenForm(user=request.user)
     return render(
         request,
         "registration/api_tokens.html",
-        {"tokens": tokens, "form": form, "new_key": new_key},
+        {"tokens": tokens, "form": form, "new_key": new_key, "now": timezone.now()},
     )

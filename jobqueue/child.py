@@ -3,6 +3,7 @@ start fast and hold no database connection."""
 
 from __future__ import annotations
 
+import fcntl
 import importlib
 import os
 import resource
@@ -71,22 +72,58 @@ def _own_temporary_folder(parent: str) -> None:
     )
 
 
-def dead_processes_folders(parent: str, prefix: str) -> list[str]:
+def dead_processes_folders(parent: str, prefix: str, alive_lock: str = "") -> list[str]:
     """Our folders ``<prefix><pid>`` (or ``<prefix><pid>-…``) in ``parent`` whose
-    process has gone: what a killed process could not remove."""
+    process has gone: what a killed process could not remove. With ``alive_lock``,
+    a folder holding that file is its process's while the file is locked
+    (``hold_alive_lock``), whatever its pid says: a pid is reused, and one from
+    another pid namespace (a container sharing /tmp) names no process here."""
     found = []
     with os.scandir(parent) as entries:
         for entry in entries:
             pid = entry.name.removeprefix(prefix).partition("-")[0]
-            if (
+            if not (
                 entry.name.startswith(prefix)
                 and pid.isdigit()
-                and not process_exists(int(pid))
                 and entry.is_dir(follow_symlinks=False)
                 and entry.stat(follow_symlinks=False).st_uid == os.getuid()
             ):
+                continue
+            held = (
+                _lock_held(os.path.join(entry.path, alive_lock)) if alive_lock else None
+            )
+            if held is None:  # no lock to ask: its pid tells
+                held = process_exists(int(pid))
+            if not held:
                 found.append(entry.path)
     return found
+
+
+def hold_alive_lock(path: str) -> Any:
+    """Create and lock ``path`` for as long as the returned file stays open: the
+    process's folder is then not taken for a dead one's. The lock goes with the
+    process, however it ends."""
+    handle = open(path, "wb")  # noqa: SIM115 - held open for the process's life
+    fcntl.flock(handle, fcntl.LOCK_EX)
+    return handle
+
+
+def _lock_held(path: str) -> bool | None:
+    """Whether a process holds the lock on ``path``; None without such a file (a
+    process killed before it made one)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return True  # not ours to judge: keep the folder
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:  # BlockingIOError: another process holds it
+        return True
+    finally:
+        os.close(fd)
+    return False
 
 
 def _die_with(pid: int) -> None:

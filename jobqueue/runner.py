@@ -30,6 +30,7 @@ from jobqueue.child import (
     CHILD_FOLDER_PREFIX,
     JobFailed,
     dead_processes_folders,
+    hold_alive_lock,
     init_child,
     read_progress,
     run_job,
@@ -75,6 +76,9 @@ PROGRESS_PREFIX = "docqueue-progress-"
 # In that folder: a link to multiprocessing's own folder (the fork server's socket),
 # which a SIGKILL leaves behind as well.
 MULTIPROCESSING_LINK = "multiprocessing"
+# And a file its worker keeps locked: a folder is a live worker's while it is locked,
+# though its pid is another's now, or another pid namespace's (a container).
+ALIVE_LOCK = "alive"
 
 
 def exception_message(exc: BaseException) -> str:
@@ -111,7 +115,7 @@ def _remove_dead_workers_folders(prefix: str) -> None:
     progress folders and multiprocessing's, which only a clean stop removes."""
     root = tempfile.gettempdir()
     with contextlib.suppress(OSError):
-        for folder in dead_processes_folders(root, prefix):
+        for folder in dead_processes_folders(root, prefix, ALIVE_LOCK):
             with contextlib.suppress(OSError):
                 theirs = os.readlink(os.path.join(folder, MULTIPROCESSING_LINK))
                 if os.path.dirname(theirs) == root and os.path.basename(
@@ -145,11 +149,13 @@ class JobRunner:
     pool: ProcessPool | None = None
     progress_dir: str = ""
     _pool_lock: threading.Lock = field(default_factory=threading.Lock)
+    _alive: Any = None
 
     def start(self) -> None:
         prefix = f"{PROGRESS_PREFIX}{_host()}-"
         _remove_dead_workers_folders(prefix)
         self.progress_dir = tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-")
+        self._alive = hold_alive_lock(os.path.join(self.progress_dir, ALIVE_LOCK))
 
     def children(self) -> ProcessPool:
         """The pool of children, started with the first job that needs one: a
@@ -188,6 +194,9 @@ class JobRunner:
             pool.join()
         if self.progress_dir:
             shutil.rmtree(self.progress_dir, ignore_errors=True)
+        if self._alive is not None:
+            self._alive.close()
+            self._alive = None
 
     def begin(self, item: QueueItem) -> Flight:
         """Start a claimed job in a child (returns at once), or run it here."""

@@ -850,12 +850,16 @@ class QueueManager:
             return sql.dialect().tidy(cursor)
 
     def gone_workers_older_than(self, older_than_days: float) -> Any:
-        """Heartbeats of workers stopped, or silent, more than N days ago: one that
-        was killed (SIGKILL, out of memory, its host lost) had no time to say it
-        stopped, and its rows would stay stale for ever."""
-        # A live worker's beat is seconds old: with 0 days, only a stale one goes.
+        """Heartbeats of workers stopped, or silent (and for a day at least), more
+        than N days ago: one that was killed (SIGKILL, out of memory, its host lost)
+        had no time to say it stopped, and its rows would stay stale for ever."""
+        # A live worker's beat is seconds old, but one paused for a while (SIGSTOP,
+        # a suspended VM, a host cut off from the database) is stale and not dead:
+        # its beats update its row, and without one it would look dead to every
+        # worker for good. Silent rows go after a day at least, whatever the age.
+        silent_for = max(stale_after(), 86400.0)
         gone = Q(status=WorkerHeartbeat.State.STOPPED) | Q(
-            last_heartbeat__lt=DbNow(-stale_after())
+            last_heartbeat__lt=DbNow(-silent_for)
         )
         return WorkerHeartbeat.objects.filter(
             gone, last_heartbeat__lt=DbNow(-86400 * older_than_days)

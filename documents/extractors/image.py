@@ -41,6 +41,9 @@ else:
     register_heif_opener()
 # libheif's words for a HEIF coded in a way its wheel cannot decode (JPEG, VVC).
 _NOT_BUILT_IN = re.compile(r"has not been built in|Unsupported feature")
+# And for one whose size box claims more than its own limit (2³⁰ pixels): said
+# before Pillow's limit is asked.
+_OVER_LIBHEIF_LIMIT = re.compile(r"Security limit exceeded.*?(\d+)x(\d+)")
 
 # Pillow's own bomb threshold (~89 megapixels: an A4 page at 1,200 dpi fits).
 MAX_PIXELS = Image.MAX_IMAGE_PIXELS
@@ -115,14 +118,11 @@ def extract_image(
             raise UnsupportedFileError(_too_large(pixels)) from exc
         except UnidentifiedImageError as exc:
             raise _unidentified(reasons) from exc
-        except RuntimeError as exc:  # pi-heif's for what libheif does not decode
-            if not _NOT_BUILT_IN.search(str(exc)):
+        except RuntimeError as exc:  # pi-heif's for what libheif will not decode
+            refusal = heif_refusal(exc)
+            if refusal is None:
                 raise
-            reason = short_reason(exc)
-            raise UnsupportedFileError(
-                f"This image is coded in a way that cannot be read ({reason}); "
-                "save it as JPEG or PNG and upload that."
-            ) from exc
+            raise refusal from exc
         except (OSError, SyntaxError, ValueError, EOFError) as exc:
             if isinstance(exc, SyntaxError) and _MODE.search(str(exc)):
                 # A later page in a pixel format Pillow has no mode for.
@@ -133,6 +133,22 @@ def extract_image(
             raise CorruptFileError(
                 f"the image data is damaged ({short_reason(exc)})"
             ) from exc
+
+
+def heif_refusal(exc: RuntimeError) -> UnsupportedFileError | None:
+    """pi-heif's RuntimeError as the refusal it is (a picture over libheif's size
+    limit, or coded in a way its wheel cannot decode), which fails the same on
+    every attempt; None for any other."""
+    message = str(exc)
+    if over := _OVER_LIBHEIF_LIMIT.search(message):
+        width, height = int(over.group(1)), int(over.group(2))
+        return UnsupportedFileError(_too_large(width * height, (width, height)))
+    if _NOT_BUILT_IN.search(message):
+        return UnsupportedFileError(
+            f"This image is coded in a way that cannot be read ({short_reason(exc)}); "
+            "save it as JPEG or PNG and upload that."
+        )
+    return None
 
 
 def extract_heic(

@@ -19,7 +19,9 @@ URL = reverse("api_tokens")
 
 
 def make(client, expires_days="90"):
-    response = client.post(URL, {"action": "create", "expires_days": expires_days})
+    # The password of tests/conftest.py's user: making a token asks for it.
+    data = {"action": "create", "expires_days": expires_days}
+    response = client.post(URL, {**data, "password": "alice-password-1"})
     assert response.status_code == 200
     key = re.search(r'id="new-key"[^>]*value="([^"]+)"', response.content.decode())
     return response, key and key[1]
@@ -51,7 +53,10 @@ def test_a_token_that_never_expires(user_client, user):
 
 
 def test_an_expiry_not_offered_is_refused(user_client, user):
-    response = user_client.post(URL, {"action": "create", "expires_days": "9999"})
+    response = user_client.post(
+        URL,
+        {"action": "create", "expires_days": "9999", "password": "alice-password-1"},
+    )
     assert "Select a valid choice" in response.content.decode()
     assert not AuthToken.objects.filter(user=user).exists()
 
