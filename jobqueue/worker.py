@@ -1115,7 +1115,13 @@ class ExtractionWorker:
             for state in self._states
         ]
         with transaction.atomic(), connection.cursor() as cursor:
-            sql.dialect().send_beats(cursor, beats)
+            written = sql.dialect().send_beats(cursor, beats)
+        if written < len(beats):
+            # Our rows were deleted (the Workers list, a clearing) while we were
+            # silent: without them every worker takes us for dead, and our jobs for
+            # lost, for good.
+            logger.warning("This worker's heartbeats were deleted; writing them again")
+            self._register()
         # When the write landed, not when it was sent: a stall is measured.
         self._last_beat = time.monotonic()
         return True

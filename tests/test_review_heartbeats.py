@@ -45,3 +45,17 @@ def test_a_worker_silent_for_days_is_cleared_with_any_age_given():
     )
     call_command("clear_queue", "--older-than", "0", stdout=io.StringIO())
     assert not WorkerHeartbeat.objects.exists()
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_whose_heartbeats_were_deleted_writes_them_again(start_worker):
+    # An operator deletes its rows in the Workers list, taking it for dead: its
+    # beats found nothing to update, and every worker took it for dead for good.
+    worker = start_worker(*FAST)
+    beats = WorkerHeartbeat.objects.exclude(status=WorkerHeartbeat.State.STOPPED)
+    wait_for(beats.exists, 60)
+    WorkerHeartbeat.objects.all().delete()
+    wait_for(lambda: beats.in_state("alive").exists(), 30)
+    assert "heartbeats were deleted; writing them again" in worker_log(worker)
+    assert worker.poll() is None, worker_log(worker)

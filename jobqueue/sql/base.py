@@ -184,9 +184,13 @@ class Dialect:
         ``ids``: one parameter however many (``%s``), and its value."""
         raise NotImplementedError
 
-    def send_beats(self, cursor: Any, beats: Iterable[dict[str, Any]]) -> None:
+    def send_beats(self, cursor: Any, beats: Iterable[dict[str, Any]]) -> int:
+        """Write the heartbeats; how many rows there were to write."""
+        written = 0
         for params in beats:
             cursor.execute(self.beat, params)
+            written += cursor.rowcount
+        return written
 
     def mirror(
         self,
