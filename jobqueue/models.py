@@ -164,6 +164,13 @@ class QueueItem(models.Model):
                 condition=Q(status=Status.PENDING),
                 name="idx_queue_claim_order",
             ),
+            # The dashboard's latest failures, read newest first off the index
+            # (backwards): only failed items enter it, so no other job pays for it.
+            models.Index(
+                fields=["finished_at", "id"],
+                condition=Q(status=Status.FAILED),
+                name="idx_queue_failed_recent",
+            ),
         ]
         constraints = [
             # Deduplication belongs to the database, not to a read-then-write race:
@@ -325,6 +332,89 @@ class ExtractionMetric(models.Model):
 
     def __str__(self) -> str:
         return f"job {self.job_id} attempt {self.attempt}: {self.outcome}"
+
+
+# Upper bounds (seconds) of the extraction-time histogram: a text file to a long scan.
+DURATION_BUCKETS = (0.1, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0)
+UNTIMED, OVERFLOW = "", "+Inf"
+
+
+def duration_bucket() -> Case:
+    """A metrics row's histogram bucket, in SQL: the first bound (seconds, as text)
+    its extraction time is within, ``OVERFLOW`` beyond the last, ``UNTIMED``
+    without one."""
+    return Case(
+        When(extraction_time_ms__isnull=True, then=Value(UNTIMED)),
+        *(
+            When(extraction_time_ms__lte=bound * 1000, then=Value(str(bound)))
+            for bound in DURATION_BUCKETS
+        ),
+        default=Value(OVERFLOW),
+        output_field=models.CharField(),
+    )
+
+
+class MetricTotal(models.Model):
+    """Attempts folded from ``extraction_metrics`` rows up to ``MetricsFold``'s
+    watermark, by outcome, error type and duration bucket: the counters and the
+    histogram of ``/metrics`` are these plus the rows above the watermark, so a
+    scrape reads a few rows whatever the history, and old rows may be deleted
+    without lowering a counter."""
+
+    outcome = models.CharField(max_length=16)
+    error_type = models.CharField(max_length=32, blank=True)
+    # The histogram bucket's upper bound as Prometheus writes it ("0.1", "+Inf"),
+    # empty for attempts without an extraction time.
+    duration_bucket = models.CharField(max_length=16, blank=True)
+    attempts = models.PositiveBigIntegerField(default=0)
+    extraction_ms = models.PositiveBigIntegerField(default=0)
+
+    class Meta:
+        db_table = "extraction_metric_totals"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["outcome", "error_type", "duration_bucket"],
+                name="uniq_metric_total",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return (
+            f"{self.outcome} {self.error_type} {self.duration_bucket}: {self.attempts}"
+        )
+
+
+class FinishedCount(models.Model):
+    """Finished queue items of ids up to ``MetricsFold.counted_through``, by state
+    and operation, as the housekeeping last counted them: ``/metrics``' depth adds
+    the waiting and running items and the finished ones queued since, read live."""
+
+    status = models.CharField(max_length=16)
+    operation = models.CharField(max_length=16)
+    items = models.PositiveBigIntegerField(default=0)
+
+    class Meta:
+        db_table = "extraction_queue_finished_counts"
+
+    def __str__(self) -> str:
+        return f"{self.operation} {self.status}: {self.items}"
+
+
+class MetricsFold(models.Model):
+    """The single row saying how far the housekeeping's folds go: up to which
+    ``extraction_metrics`` id the totals, up to which queue item the finished
+    counts (and when, by the database's clock, they were counted)."""
+
+    folded_through = models.BigIntegerField(default=0)
+    folded_at = models.DateTimeField(null=True, blank=True)
+    counted_through = models.BigIntegerField(default=0)
+    counted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "extraction_metrics_fold"
+
+    def __str__(self) -> str:
+        return f"folded through {self.folded_through}"
 
 
 class QueueControl(models.Model):

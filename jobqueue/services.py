@@ -16,7 +16,19 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import DatabaseError, IntegrityError, connection, models, transaction
-from django.db.models import Avg, Count, Exists, F, Min, OuterRef, Q, QuerySet, Subquery
+from django.db.models import (
+    Avg,
+    Count,
+    Exists,
+    F,
+    Max,
+    Min,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Sum,
+)
 from django.db.models.functions import Greatest, Least
 
 from jobqueue import operations, retry, sql
@@ -28,10 +40,14 @@ from jobqueue.models import (
     WAITING_STATUSES,
     ErrorType,
     ExtractionMetric,
+    FinishedCount,
+    MetricsFold,
+    MetricTotal,
     Operation,
     QueueItem,
     Status,
     WorkerHeartbeat,
+    duration_bucket,
     stale_after,
     work,
 )
@@ -42,6 +58,15 @@ logger = logging.getLogger(__name__)
 # ``retry_failed_many``): each batch is a few statements, its rows locked briefly.
 BULK_BATCH = 2_000
 STOPPED_MESSAGE = "Stopped by an operator while it ran."
+# A metrics row is folded into the totals once it is this old (by the database's
+# clock): a row whose transaction took an id earlier but committed later than the
+# rows around it is still above the watermark when it lands.
+FOLD_MARGIN_SECONDS = 300
+# Metrics rows folded per transaction: a short write lock however long the history.
+FOLD_BATCH = 100_000
+# How often the housekeeping counts the finished items for /metrics (a read of all of
+# them, by one worker for all, instead of one by every scrape).
+COUNT_EVERY_SECONDS = 60
 INTERRUPTED_MESSAGE = (
     "The worker stopped while attempt {attempt} ran ({worker}); the job goes back "
     "to the queue, and the attempt does not count."
@@ -842,6 +867,129 @@ class QueueManager:
             status__in=FINISHED_STATUSES, created_at__lt=cutoff, updated_at__lt=cutoff
         ).order_by("created_at")
         return delete_finished_items(list(expired.values_list("pk", flat=True)[:batch]))
+
+    def fold_metrics(
+        self, margin_seconds: float = FOLD_MARGIN_SECONDS, batch: int = FOLD_BATCH
+    ) -> int:
+        """Housekeeping: add the metrics rows older than ``margin_seconds`` to
+        ``MetricTotal`` and move ``MetricsFold``'s watermark past them, ``batch``
+        rows per transaction; how many rows were folded. ``/metrics`` reads the
+        totals and the rows above the watermark, in one statement."""
+        MetricsFold.objects.bulk_create([MetricsFold(pk=1)], ignore_conflicts=True)
+        folded = 0
+        while True:
+            with transaction.atomic():
+                # One folder at a time: another waits here, then finds them folded.
+                through = (
+                    MetricsFold.objects.select_for_update()
+                    .values_list("folded_through", flat=True)
+                    .get(pk=1)
+                )
+                old = ExtractionMetric.objects.filter(
+                    pk__gt=through, created_at__lt=DbNow(-margin_seconds)
+                )
+                ids = old.order_by("pk").values_list("pk", flat=True)
+                full = list(ids[batch - 1 : batch])
+                upto = full[0] if full else old.aggregate(m=Max("pk"))["m"]
+                if upto is None:
+                    return folded
+                folded += self._fold_rows(through, upto)
+                MetricsFold.objects.filter(pk=1).update(
+                    folded_through=upto, folded_at=DbNow()
+                )
+            if not full:
+                return folded
+
+    def _fold_rows(self, after: int, upto: int) -> int:
+        """Add the metrics rows of ids ``after`` < id <= ``upto`` to the totals."""
+        rows = (
+            ExtractionMetric.objects.filter(pk__gt=after, pk__lte=upto)
+            .annotate(bucket=duration_bucket())
+            .values_list("outcome", "error_type", "bucket")
+            .annotate(n=Count("id"), ms=Sum("extraction_time_ms"))
+            .order_by()
+        )
+        totals = {
+            (t.outcome, t.error_type, t.duration_bucket): t
+            for t in MetricTotal.objects.all()
+        }
+        changed, new, folded = [], [], 0
+        for outcome, error_type, bucket, n, ms in rows:
+            folded += n
+            total = totals.get((outcome, error_type, bucket))
+            if total is None:
+                new.append(
+                    MetricTotal(
+                        outcome=outcome,
+                        error_type=error_type,
+                        duration_bucket=bucket,
+                        attempts=n,
+                        extraction_ms=ms or 0,
+                    )
+                )
+            else:
+                total.attempts += n
+                total.extraction_ms += ms or 0
+                changed.append(total)
+        MetricTotal.objects.bulk_update(changed, ["attempts", "extraction_ms"])
+        MetricTotal.objects.bulk_create(new)
+        return folded
+
+    def count_finished(self, every_seconds: float = COUNT_EVERY_SECONDS) -> bool:
+        """Housekeeping: count the finished items by state and operation for
+        ``/metrics`` (``FinishedCount``, up to the newest item's id), unless counted
+        within ``every_seconds``; True if this call did."""
+        MetricsFold.objects.bulk_create([MetricsFold(pk=1)], ignore_conflicts=True)
+        due = MetricsFold.objects.filter(
+            Q(counted_at__isnull=True) | Q(counted_at__lt=DbNow(-every_seconds)),
+            pk=1,
+        )
+        if not due.exists():
+            return False
+        # Read outside the write transaction: a long read, no lock held meanwhile.
+        through = QueueItem.objects.aggregate(m=Max("pk"))["m"] or 0
+        counts = list(
+            QueueItem.objects.finished()
+            .filter(pk__lte=through)
+            .values_list("status", "operation")
+            .annotate(n=Count("id"))
+            .order_by()
+        )
+        with transaction.atomic():
+            # Another worker may have counted meanwhile: its count stands.
+            if not list(due.select_for_update().values_list("pk", flat=True)):
+                return False
+            FinishedCount.objects.all().delete()
+            FinishedCount.objects.bulk_create(
+                FinishedCount(status=status, operation=operation, items=n)
+                for status, operation, n in counts
+            )
+            MetricsFold.objects.filter(pk=1).update(
+                counted_through=through, counted_at=DbNow()
+            )
+        return True
+
+    def expire_metrics(self, keep_days: float, batch: int = 10_000) -> int:
+        """Housekeeping: delete up to ``batch`` of the oldest metrics rows older than
+        ``keep_days`` (and than a day: the dashboard's charts read the last 24
+        hours), once folded into the totals and their job deleted (an item's page
+        lists its attempts); how many. 0 days keeps them."""
+        if keep_days <= 0:
+            return 0
+        through = (
+            MetricsFold.objects.filter(pk=1)
+            .values_list("folded_through", flat=True)
+            .first()
+        )
+        if not through:
+            return 0
+        expired = ExtractionMetric.objects.filter(
+            pk__lte=through,
+            created_at__lt=DbNow(-86400 * max(keep_days, 1)),
+            job__isnull=True,
+        )
+        ids = list(expired.order_by("pk").values_list("pk", flat=True)[:batch])
+        return ExtractionMetric.objects.filter(pk__in=ids).delete()[0] if ids else 0
 
     def tidy(self) -> bool:
         """Housekeeping: let the database reclaim what finished jobs left behind,

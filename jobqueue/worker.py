@@ -264,9 +264,13 @@ class ExtractionWorker:
         # A drain's threads end when nothing is due, so no wake-up is watched (its
         # stop would hold up the end of the run); what a killed run (or a dead
         # worker) left is rescued first: with no pool running, nobody else would.
-        elif not self.is_paused():
-            self._wait_for_silent_workers()
-            self._rescue()
+        else:
+            if not self.is_paused():
+                self._wait_for_silent_workers()
+                self._rescue()
+            # A cron run may end before its first beat: the housekeeping, which a
+            # pool does from its beats, would never run where cron drives the queue.
+            self._housekeeping()
         self._threads = [
             threading.Thread(
                 target=self._work, args=(state,), name=state.worker_id, daemon=True
@@ -1036,8 +1040,9 @@ class ExtractionWorker:
 
     def _housekeeping(self) -> None:
         """Delete what outlived ``QUEUE_KEEP_FINISHED_DAYS`` (finished items, the
-        heartbeats of stopped or dead workers), then let the database
-        reclaim what finished jobs left, so claims stay as fast as on day one."""
+        heartbeats of stopped or dead workers, folded metrics rows), fold the
+        metrics into their totals, then let the database reclaim what finished
+        jobs left, so claims and scrapes stay as fast as on day one."""
         self._last_housekeeping = time.monotonic()
         keep_days = settings.QUEUE_KEEP_FINISHED_DAYS
         cleared = self.queue.clear_expired(keep_days)
@@ -1051,6 +1056,14 @@ class ExtractionWorker:
                 logger.info(
                     "Housekeeping: deleted %d stopped workers' heartbeats", gone
                 )
+        # What /metrics reads besides the last minutes' rows: the attempts' totals
+        # up to a watermark and the finished items' count (one worker's a minute);
+        # folded metrics rows may go once nothing else shows them.
+        self.queue.fold_metrics()
+        self.queue.count_finished()
+        expired = self.queue.expire_metrics(keep_days)
+        if expired:
+            logger.info("Housekeeping: deleted %d expired metrics rows", expired)
         if self.queue.tidy():
             logger.info("Housekeeping: vacuumed the queue table")
 

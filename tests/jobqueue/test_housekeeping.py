@@ -7,10 +7,18 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.core.management import call_command
 from django.db import connection
 from django.utils import timezone
 
-from jobqueue.models import Operation, QueueItem, Status, WorkerHeartbeat
+from jobqueue.models import (
+    ExtractionMetric,
+    MetricsFold,
+    Operation,
+    QueueItem,
+    Status,
+    WorkerHeartbeat,
+)
 from jobqueue.services import QueueManager
 from jobqueue.sql import postgresql
 from tests.conftest import wait_for
@@ -103,3 +111,16 @@ def test_postgresql_vacuums_the_queue_table_once_dead_rows_pile_up():
     assert queue.tidy()
     wait_for(lambda: dead_rows() < postgresql.VACUUM_AFTER_DEAD_ROWS, 10, 0.2)
     assert not queue.tidy()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_cron_run_does_the_housekeeping_too(settings):
+    # A `process_queue --once` ends before its first beat: nothing expired where
+    # cron drives the queue, and /metrics's totals were never folded.
+    settings.QUEUE_KEEP_FINISHED_DAYS = 7
+    expired = task_item(Status.COMPLETED, 8)
+    ExtractionMetric.objects.create(outcome="completed", extraction_time_ms=5)
+    ExtractionMetric.objects.update(created_at=timezone.now() - timedelta(hours=1))
+    call_command("process_queue", once=True, verbosity=0)
+    assert not QueueItem.objects.filter(pk=expired).exists()
+    assert MetricsFold.objects.get().folded_through > 0
