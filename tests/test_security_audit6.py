@@ -287,19 +287,10 @@ def test_what_a_logged_in_person_is_answered_is_not_for_shared_caches(
         response = client.get(path)
         assert response.status_code == 200, path
         assert "private" in response["Cache-Control"], path
-
-
-def test_a_persons_pages_are_not_kept_by_the_browser(client, user, make_document):
-    # Back after logging out, on a shared computer, must not show a document.
-    document = make_document()
-    client.force_login(user)
-    for path in (
-        reverse("documents:list"),
-        reverse("documents:detail", args=[document.pk]),
-        reverse("documents:download", args=[document.pk]),
-    ):
-        response = client.get(path)
-        assert "no-store" in response["Cache-Control"], path
+        # Nor kept by the browser (Back after logging out, on a shared computer);
+        # the API's answer is revalidated instead (its ETag).
+        if not path.startswith("/api/"):
+            assert "no-store" in response["Cache-Control"], path
 
 
 def test_a_token_clients_answers_are_private_too(token_client, make_document):
