@@ -174,21 +174,6 @@ def test_the_status_counts_and_the_types_read_the_owner_s_documents_only(
         assert "COVERING INDEX doc_owner_type" in plan(types)
 
 
-def test_no_index_holds_a_document_s_status():
-    # A status moves twice a job: every index holding it would be written at each
-    # move, and on PostgreSQL every index of the table (no HOT update).
-    with connection.cursor() as cursor:
-        constraints = connection.introspection.get_constraints(
-            cursor, Document._meta.db_table
-        )
-    holding = [
-        name
-        for name, c in constraints.items()
-        if c["index"] and "status" in (c["columns"] or [])
-    ]
-    assert holding == []
-
-
 def test_the_date_filter_reads_a_range_of_upload_times_from_the_index(
     user_client, user
 ):
