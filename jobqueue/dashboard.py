@@ -334,9 +334,9 @@ def clear_counts(days: int, statuses: list[str]) -> tuple[int, dict[str, int]]:
 
 
 def stopped_heartbeats(days: int, statuses: list[str]) -> QuerySet | None:
-    """The heartbeats of workers stopped or silent (killed) more than ``days`` ago, which a clearing of
-    every finished state deletes too (as ``clear_queue`` and the workers'
-    housekeeping do); None when the states are narrowed, which keeps them."""
+    """The heartbeats of workers stopped or silent (killed) more than ``days`` ago,
+    which a clearing of every finished state deletes too (as ``clear_queue`` and the
+    workers' housekeeping do); None when the states are narrowed, which keeps them."""
     if set(statuses) != set(FINISHED_STATUSES):
         return None
     return QueueManager().gone_workers_older_than(days)

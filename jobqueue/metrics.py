@@ -22,7 +22,6 @@ from django.db.models import (
     Model,
     Q,
     Subquery,
-    Sum,
 )
 from django.db.models.functions import Coalesce
 from prometheus_client.core import (
@@ -48,7 +47,7 @@ from jobqueue.models import (
     QueueItem,
     Status,
     WorkerHeartbeat,
-    duration_bucket,
+    attempt_totals,
 )
 from jobqueue.monitoring import oldest_due_seconds, paused_for
 from jobqueue.sql import DbNow, db_now
@@ -130,12 +129,8 @@ class QueueCollector(Collector):
             0,
             output_field=BigIntegerField(),
         )
-        recent = (
+        recent = attempt_totals(
             ExtractionMetric.objects.filter(ids_above(ExtractionMetric, through))
-            .annotate(bucket=duration_bucket())
-            .values_list("outcome", "error_type", "bucket")
-            .annotate(n=Count("id"), ms=Sum("extraction_time_ms"))
-            .order_by()
         )
         folded = MetricTotal.objects.values_list(
             "outcome", "error_type", "duration_bucket", "attempts", "extraction_ms"

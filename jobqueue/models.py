@@ -7,7 +7,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, models, transaction
-from django.db.models import Case, F, Q, Value, When
+from django.db.models import Case, Count, F, Q, QuerySet, Sum, Value, When
 from django.utils import timezone
 from django_tasks.base import TASK_MAX_PRIORITY, TASK_MIN_PRIORITY
 
@@ -339,11 +339,13 @@ DURATION_BUCKETS = (0.1, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600
 UNTIMED, OVERFLOW = "", "+Inf"
 
 
-def duration_bucket() -> Case:
-    """A metrics row's histogram bucket, in SQL: the first bound (seconds, as text)
-    its extraction time is within, ``OVERFLOW`` beyond the last, ``UNTIMED``
-    without one."""
-    return Case(
+def attempt_totals(metrics: QuerySet) -> QuerySet:
+    """``metrics`` rows summed as ``MetricTotal`` holds them: (outcome, error type,
+    duration bucket, attempts, extraction ms), the bucket being the first bound
+    (seconds, as text) the row's extraction time is within, ``OVERFLOW`` beyond the
+    last, ``UNTIMED`` without one. What the housekeeping folds, and what a scrape
+    adds to the folded totals."""
+    bucket = Case(
         When(extraction_time_ms__isnull=True, then=Value(UNTIMED)),
         *(
             When(extraction_time_ms__lte=bound * 1000, then=Value(str(bound)))
@@ -351,6 +353,12 @@ def duration_bucket() -> Case:
         ),
         default=Value(OVERFLOW),
         output_field=models.CharField(),
+    )
+    return (
+        metrics.annotate(bucket=bucket)
+        .values_list("outcome", "error_type", "bucket")
+        .annotate(n=Count("id"), ms=Sum("extraction_time_ms"))
+        .order_by()
     )
 
 

@@ -27,7 +27,6 @@ from django.db.models import (
     Q,
     QuerySet,
     Subquery,
-    Sum,
 )
 from django.db.models.functions import Greatest, Least
 
@@ -47,7 +46,7 @@ from jobqueue.models import (
     QueueItem,
     Status,
     WorkerHeartbeat,
-    duration_bucket,
+    attempt_totals,
     stale_after,
     work,
 )
@@ -902,12 +901,8 @@ class QueueManager:
 
     def _fold_rows(self, after: int, upto: int) -> int:
         """Add the metrics rows of ids ``after`` < id <= ``upto`` to the totals."""
-        rows = (
+        rows = attempt_totals(
             ExtractionMetric.objects.filter(pk__gt=after, pk__lte=upto)
-            .annotate(bucket=duration_bucket())
-            .values_list("outcome", "error_type", "bucket")
-            .annotate(n=Count("id"), ms=Sum("extraction_time_ms"))
-            .order_by()
         )
         totals = {
             (t.outcome, t.error_type, t.duration_bucket): t
