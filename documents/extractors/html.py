@@ -141,6 +141,13 @@ def html_lines(
         if element.getparent() is not None:  # not inside one dropped already
             element.drop_tree()
     _keep_whitespace(root)
+    # A line break in the markup is a space to a browser (LibreOffice's and mail
+    # programs' HTML wrap paragraphs at 80 columns): only blocks end lines.
+    for node in root.iter():
+        if isinstance(node.tag, str) and node.text:
+            node.text = node.text.replace("\n", " ")
+        if node.tail:
+            node.tail = node.tail.replace("\n", " ")
     for element in root.iter(etree.Element):
         tag = element.tag if isinstance(element.tag, str) else ""
         if tag in _BLOCKS:
