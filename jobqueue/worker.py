@@ -188,6 +188,9 @@ class ExtractionWorker:
         name: str = "",
     ) -> None:
         # ``db`` is the guide's database handle; here it is Django's configured database.
+        if num_workers < 1:
+            # A pool of none would start its heartbeat and wake-up threads, then fail.
+            raise ValueError(f"num_workers must be 1 or more, not {num_workers}.")
         self.num_workers = num_workers
         # Named queues this worker takes jobs from (None: all).
         self.queues = queues
@@ -252,6 +255,10 @@ class ExtractionWorker:
         self._stopped.clear()
         for state in self._states:  # started again after stop(): no longer stopped
             state.status = WorkerHeartbeat.State.IDLE
+            # Counted from this start, as the uptime and the heartbeat rows'
+            # started_at are: else a restart's throughput is the last run's jobs
+            # over its first seconds.
+            state.jobs_completed = state.jobs_failed = state.jobs_refused = 0
         self._started_at = time.monotonic()
         self.runner.start()
         self._joined = self._join()

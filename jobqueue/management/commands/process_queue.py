@@ -232,9 +232,8 @@ class Command(BaseCommand):
                 raise behind from None
             raise
         if worker.is_running():  # not stopped while it waited for the database
-            self.stdout.write(
-                f"Processing the queue with {workers} workers. Ctrl+C to stop."
-            )
+            threads = ngettext("%d worker", "%d workers", workers) % workers
+            self.stdout.write(f"Processing the queue with {threads}. Ctrl+C to stop.")
         worker.wait_stopped()
         self.stdout.write("Stopped.")
 
