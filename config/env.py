@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import warnings
 from argparse import ArgumentTypeError
 from collections.abc import Callable
 from typing import Any
@@ -26,6 +28,12 @@ class Env(environ.Env):
     # DRF's throttle rates: N per second, minute, hour or day (it reads the letter).
     RATE = re.compile(r"(\d+)/(s|sec|second|m|min|minute|h|hour|d|day)s?")
     LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+    # The databases the queue's statements are written for (jobqueue/sql).
+    DATABASES = ("django.db.backends.postgresql", "django.db.backends.sqlite3")
+    DATABASE_URLS = (
+        "use PostgreSQL (postgres://user@host:5432/name) or SQLite "
+        "(sqlite:////absolute/path.sqlite3)"
+    )
 
     def checked(self, var: str, parse: Callable[[str], Any], default: Any) -> Any:
         raw = self.ENVIRON.get(var)
@@ -71,3 +79,52 @@ class Env(environ.Env):
             return value.upper()
 
         return self.checked(var, parse, default)
+
+    def db(self, var: str, default: str) -> dict:
+        """A PostgreSQL or SQLite URL. django-environ took anything: an empty or
+        mistyped URL stopped the start with a KeyError, and its warning printed the
+        URL's password. A SQLite file must be named by its absolute path, as the web
+        app, the workers and cron must all open the same one."""
+
+        def parse(value: str) -> dict:
+            with warnings.catch_warnings():  # "Engine not recognized": the password
+                warnings.simplefilter("ignore")
+                config = self.db_url_config(value)
+            if config.get("ENGINE") not in self.DATABASES:
+                if "://" not in value:
+                    raise ValueError(f"not a database URL: {self.DATABASE_URLS}")
+                scheme = value.partition("://")[0]  # never the rest: its password
+                raise ValueError(
+                    f"“{scheme}://…” is not a database the queue runs on: "
+                    f"{self.DATABASE_URLS}"
+                )
+            if config["ENGINE"].endswith("sqlite3") and not os.path.isabs(
+                config["NAME"]
+            ):
+                raise ValueError(
+                    f"the SQLite file “{config['NAME']}” is not an absolute path (an "
+                    "in-memory database, or one relative to where each process "
+                    "starts, is not shared with the workers): write sqlite:// and "
+                    "the absolute path, e.g. sqlite:////srv/docqueue/db.sqlite3"
+                )
+            return config
+
+        return self.checked(var, parse, None) or self.db_url_config(default)
+
+    def path(self, var: str, default: Any, **kwargs: Any) -> environ.Path:
+        """An absolute folder. An empty or relative one was taken from the folder
+        each process starts in: the web app, the workers and cron would each use
+        another, and check_storage would clean the wrong one (``MEDIA_ROOT=``
+        in the project folder: the app's own ``documents/`` package)."""
+
+        def parse(value: str) -> str:
+            if not os.path.isabs(value):
+                raise ValueError(
+                    f"“{value}” is not an absolute path: name the folder from the "
+                    "root (e.g. /srv/docqueue/files), or leave the variable out for "
+                    "the default"
+                )
+            return value
+
+        self.checked(var, parse, None)
+        return super().path(var, default=default, **kwargs)

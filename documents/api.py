@@ -42,7 +42,7 @@ from documents.access import (
     can_set_priority,
     check_active_jobs,
 )
-from documents.api_errors import or_list, shown
+from documents.api_errors import not_multipart, or_list, shown
 from documents.extractors.formats import READABLE, by_extension, by_mime_type
 from documents.forms import DocumentDetailsForm
 from documents.models import Document
@@ -147,6 +147,17 @@ class BoundedJSONParser(JSONParser):
             raise ParseError(_not_json(error.__context__)) from None
 
 
+class ReadableMultiPartParser(MultiPartParser):
+    """DRF's multipart parser, its "Multipart form parse error - Invalid boundary in
+    multipart: None" said for people (api_errors.not_multipart)."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        try:
+            return super().parse(stream, media_type, parser_context)
+        except ParseError as error:
+            raise ParseError(not_multipart(error.__context__)) from None
+
+
 def _not_json(cause: BaseException | None) -> str:
     """What was wrong with a JSON body, and what to send instead."""
     if isinstance(cause, json.JSONDecodeError):
@@ -165,7 +176,7 @@ def _not_json(cause: BaseException | None) -> str:
 
 
 # What a body to the document's endpoints may be (DRF's defaults, JSON bounded).
-BODY_PARSERS = [BoundedJSONParser, FormParser, MultiPartParser]
+BODY_PARSERS = [BoundedJSONParser, FormParser, ReadableMultiPartParser]
 
 
 IF_MATCH = OpenApiParameter(
@@ -349,7 +360,7 @@ class DocumentList(generics.ListAPIView):
     serializer_class = DocumentSerializer
     pagination_class = DocumentPagination
     content_negotiation_class = KnownFormats
-    parser_classes = [MultiPartParser]  # no other body can carry a file
+    parser_classes = [ReadableMultiPartParser]  # no other body can carry a file
     throttle_classes = [UserThrottle, UploadRateThrottle]
 
     def query(self) -> dict:
@@ -603,7 +614,7 @@ class DocumentReprocess(generics.GenericAPIView):
 
     serializer_class = DocumentSerializer
     content_negotiation_class = KnownFormats
-    parser_classes = [MultiPartParser, FormParser, BoundedJSONParser]
+    parser_classes = [ReadableMultiPartParser, FormParser, BoundedJSONParser]
 
     @extend_schema(request=PrioritySerializer, responses={202: DocumentSerializer})
     def post(self, request: Request, pk: int) -> Response:

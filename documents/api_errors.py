@@ -26,6 +26,7 @@ from django.http import (
     HttpResponsePermanentRedirect,
     JsonResponse,
 )
+from django.http.multipartparser import MultiPartParserError
 from django.template.defaultfilters import filesizeformat
 from django.urls import resolve
 from django.views import csrf, defaults
@@ -44,6 +45,18 @@ NOT_AUTHENTICATED_MESSAGE = (
     "Log in, or send “Authorization: Token <key>” (or “Bearer <key>”); "
     "make a key on your API tokens page, /accounts/tokens/."
 )
+
+
+def not_multipart(cause: BaseException | None) -> str:
+    """What was wrong with a multipart body, and how to send one. The usual cause:
+    a script that sets ``Content-Type: multipart/form-data`` by hand, without the
+    boundary its HTTP client would have added."""
+    reason = str(cause or "").strip() or "it could not be read"
+    return (
+        f"The multipart body could not be read ({reason[:1].lower()}{reason[1:]}): "
+        "let your HTTP client write the Content-Type header with its boundary, as "
+        "curl -F file=@report.pdf does, rather than setting it by hand."
+    )
 
 
 def error_body(code: str, message: str, fields: dict | None = None) -> dict:
@@ -277,6 +290,8 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
                 f"{filesizeformat(settings.DATA_UPLOAD_MAX_MEMORY_SIZE)}; files go in "
                 "a multipart upload.",
             )
+        if isinstance(exception, MultiPartParserError):  # parsed by a middleware
+            return error_response(400, "parse_error", not_multipart(exception))
         return error_response(400, *DJANGO_ERRORS[400])
     return defaults.bad_request(request, exception)
 

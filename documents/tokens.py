@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+import binascii
+from datetime import UTC, datetime, timedelta
+from hmac import compare_digest
 
 from django.utils.translation import gettext as _
 from knox.auth import TokenAuthentication as KnoxTokenAuthentication
+from knox.crypto import hash_token
 from knox.models import AuthToken
 from rest_framework.authentication import get_authorization_header
 from rest_framework.exceptions import AuthenticationFailed
@@ -36,7 +39,49 @@ class TokenAuthentication(KnoxTokenAuthentication):
             raise AuthenticationFailed(_("Invalid token.")) from None
         return self.authenticate_credentials(auth[1])
 
+    def authenticate_credentials(self, token: bytes) -> tuple:
+        """Knox's check, but a key that has expired says so: knox deletes it and
+        answered "Invalid token.", which sent a script's author looking for a typo
+        in a key that had worked until then."""
+        self.removed: list[tuple[str, datetime]] = []
+        try:
+            return super().authenticate_credentials(token)
+        except AuthenticationFailed:
+            expired = expired_on(token.decode("ascii"), self.removed)
+            if expired is None:
+                raise
+            raise AuthenticationFailed(
+                _(
+                    "This token expired on %(date)s: make a new one on your API "
+                    "tokens page, /accounts/tokens/."
+                )
+                % {"date": expired.strftime("%Y-%m-%d %H:%M UTC")}
+            ) from None
+
+    def _cleanup_token(self, auth_token: AuthToken) -> bool:
+        # Knox calls this for each token with the key's prefix, and deletes it if
+        # it has expired: remember those, to say so (no query more on success).
+        # (The digest is the primary key: a deleted token's is None.)
+        digest, expiry = auth_token.digest, auth_token.expiry
+        removed = super()._cleanup_token(auth_token)
+        if removed:
+            self.removed.append((digest, expiry))
+        return removed
+
     def authenticate_header(self, request) -> str:
         # A 401 names both schemes it takes (RFC 9110: challenges, comma-separated):
         # knox's names only Token, and a client built for Bearer looks for it.
         return 'Token realm="api", Bearer realm="api"'
+
+
+def expired_on(key: str, removed: list[tuple[str, datetime]]) -> datetime | None:
+    """When the token of ``key`` expired, if it is among the expired tokens
+    ``removed`` (digest, expiry); None if not."""
+    try:
+        digest = hash_token(key)
+    except (TypeError, binascii.Error):  # not a key knox could have made
+        return None
+    for removed_digest, expiry in removed:
+        if compare_digest(digest, removed_digest):
+            return expiry.astimezone(UTC)
+    return None

@@ -29,7 +29,9 @@ class Command(BaseCommand):
                 )
             return
         try:
-            User.username_validator(username)
+            # The field's own checks: its characters, and its length, which SQLite
+            # does not enforce (PostgreSQL's error was a traceback).
+            User._meta.get_field(User.USERNAME_FIELD).clean(username, None)
         except ValidationError as error:
             raise CommandError(f"“{username}”: {' '.join(error.messages)}") from None
         password = secrets.token_urlsafe(12)
