@@ -728,6 +728,10 @@ class ExtractionWorker:
         finally:
             state.beginning = state.running_task = False
         state.held[item.pk] = flight
+        if self._abort.is_set() and flight.future is not None:
+            # Begun after a stop cancelled what was held (a slow first start of
+            # the children): this one too, so that it is released, not cut.
+            flight.future.cancel()
         if not in_thread:
             self._started(state, item)
         return flight

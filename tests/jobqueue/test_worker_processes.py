@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import io
+import logging
 import os
 import signal
 import subprocess
 import sys
+import threading
 from datetime import timedelta
 from pathlib import Path
 
@@ -17,6 +19,7 @@ from django.utils import timezone
 
 from documents.extractors.detect import detect_mime_type
 from documents.models import Document
+from jobqueue import operations
 from jobqueue.models import (
     ExtractionMetric,
     Operation,
@@ -430,3 +433,36 @@ def test_a_script_written_as_the_guide_runs_once_and_until_stopped(
         document.refresh_from_db()
         assert f"guide page {document.original_filename[1]}" in document.text
     assert set(WorkerHeartbeat.objects.values_list("status", flat=True)) == {"stopped"}
+
+
+def test_a_job_begun_after_the_stop_cancelled_the_others_is_released_too(
+    run_worker, monkeypatch, caplog
+):
+    """The stop cancels the children's jobs that its threads hold; a job whose start
+    was slow (the children's first start, a file fetched from remote storage) was
+    not held yet, ran on past the stop and was cut by the pool's kill: charged as a
+    crash, or refused as rescued. It is cancelled as soon as it begins, and released
+    uncharged by its thread."""
+    preparing, go = threading.Event(), threading.Event()
+
+    def prepare(item) -> dict:
+        preparing.set()
+        go.wait(30)
+        return {}
+
+    kind = operations.JobKind(name="slow_start", child="signal.pause", prepare=prepare)
+    monkeypatch.setitem(operations._kinds, kind.name, kind)
+    worker = run_worker()
+    job = QueueManager().enqueue_job(kind.name, payload={})
+    assert preparing.wait(30)
+    stopping = threading.Thread(target=worker.stop, args=(0.2,))
+    with caplog.at_level(logging.INFO, logger="jobqueue.worker"):
+        stopping.start()
+        wait_for(worker._abort.is_set, 30)  # the held jobs are cancelled: none yet
+        go.set()
+        stopping.join(30)
+    job.refresh_from_db()
+    assert (job.status, job.attempts) == (Status.PENDING, 0)
+    said = [r.getMessage() for r in caplog.records]
+    assert f"[{worker._states[0].worker_id}] released job {job.pk}" in said, said
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], said
