@@ -18,6 +18,8 @@ from django.core.exceptions import ValidationError
 from django.db.models import Model
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
+from django.utils.decorators import method_decorator
+from django.views.decorators.cache import never_cache
 
 from config.passwords import PasswordChangeView
 
@@ -77,6 +79,16 @@ class AdminSite(admin.AdminSite):
                 {"__module__": admin_class.__module__},
             )
         super().register(model_or_iterable, admin_class, **options)
+
+    @method_decorator(never_cache)
+    def login(
+        self, request: HttpRequest, extra_context: dict | None = None
+    ) -> HttpResponse:
+        """Django's; a HEAD answers as its GET does: staff already logged in are
+        sent to the index (Django's test is ``method == "GET"``)."""
+        if request.method == "HEAD" and self.has_permission(request):
+            return HttpResponseRedirect(reverse("admin:index", current_app=self.name))
+        return super().login(request, extra_context)
 
     def password_change(
         self, request: HttpRequest, extra_context: dict | None = None

@@ -20,7 +20,7 @@ from django.template.defaultfilters import filesizeformat
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import ngettext
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from documents.access import (
     LimitReached,
@@ -252,7 +252,7 @@ def _download_zip(request: HttpRequest, ids: list[int]) -> HttpResponse:
 
 
 @login_required
-@require_GET
+@require_safe
 def page_image(request: HttpRequest, pk: int, number: int) -> HttpResponse:
     """One page of the owner's PDF as a PNG (drawn once, then kept)."""
     documents = Document.objects.filter(owner=request.user, mime_type=PDF.mime_type)
@@ -276,7 +276,7 @@ def page_image(request: HttpRequest, pk: int, number: int) -> HttpResponse:
 
 
 @login_required
-@require_GET
+@require_safe
 def thumbnail(request: HttpRequest, pk: int) -> FileResponse:
     """The document's first-page thumbnail, for those who may see the document."""
     documents = Document.objects.for_user(request.user).exclude(thumbnail="")

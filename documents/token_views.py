@@ -108,7 +108,7 @@ def live_tokens(user):
 
 
 @login_required
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 @sensitive_post_parameters("password")
 def api_tokens(request: HttpRequest) -> HttpResponse:
     tokens = request.user.auth_token_set.order_by("-created")

@@ -29,7 +29,7 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.http import content_disposition_header
 from django.utils.translation import ngettext
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from documents.access import (
     LimitReached,
@@ -350,7 +350,7 @@ def document_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @login_required
-@require_GET
+@require_safe
 def download_text(request: HttpRequest, pk: int) -> HttpResponse:
     """All of the extracted text, as a UTF-8 .txt download."""
     document = get_object_or_404(Document.objects.for_user(request.user), pk=pk)
@@ -376,7 +376,7 @@ def _viewer(request: HttpRequest, document: Document) -> dict:
 
 
 @login_required
-@require_GET
+@require_safe
 def document_status(request: HttpRequest, pk: int) -> JsonResponse:
     """The document's queue state, for pages that poll."""
     document = get_object_or_404(
@@ -386,7 +386,7 @@ def document_status(request: HttpRequest, pk: int) -> JsonResponse:
 
 
 @login_required
-@require_GET
+@require_safe
 def document_statuses(request: HttpRequest) -> JsonResponse:
     """The state of several documents at once (``?id=1&id=2``), for the list page."""
     ids = [
@@ -402,7 +402,7 @@ def document_statuses(request: HttpRequest) -> JsonResponse:
 
 
 @login_required
-@require_GET
+@require_safe
 def search(request: HttpRequest) -> HttpResponse:
     """Ranked full-text search over the person's documents (staff: everyone's)."""
     query = request.GET.get("q", "").strip()

@@ -37,6 +37,6 @@ def metrics(request: HttpRequest) -> HttpResponse:
             status=404,
             content_type="text/plain",
         )
-    if request.method != "GET":
-        return HttpResponseNotAllowed(["GET"])
+    if request.method not in ("GET", "HEAD"):
+        return HttpResponseNotAllowed(["GET", "HEAD"])
     return HttpResponse(generate_latest(REGISTRY), content_type=CONTENT_TYPE_LATEST)

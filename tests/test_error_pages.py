@@ -40,8 +40,8 @@ def test_a_people_s_page_refusing_a_method_says_which_it_takes(
     page = assert_page(client.get("/documents/bulk/"), "GET", "POST")  # require_POST
     assert "it takes POST only." in page
     assert user.username in page  # the site's own layout, as the person's other pages
-    response = client.post(f"/documents/{document.pk}/text/")  # require_GET
-    assert "it takes GET only." in assert_page(response, "POST", "GET")
+    response = client.post(f"/documents/{document.pk}/text/")  # require_safe
+    assert "it takes GET or HEAD." in assert_page(response, "POST", "GET, HEAD")
 
 
 def test_a_class_based_view_s_405_is_a_page_too(client):
@@ -77,8 +77,8 @@ def test_the_cron_endpoint_s_405_is_json(client, settings):
 def test_the_metrics_405_is_json(client, settings):
     # Answered before the rest of the stack (ops.middleware), and still filled.
     settings.METRICS_PUBLIC = True
-    error = api_error(client.post("/metrics"), "GET")
-    assert error["message"].endswith("it takes GET only.")
+    error = api_error(client.post("/metrics"), "GET, HEAD")
+    assert error["message"].endswith("it takes GET or HEAD.")
 
 
 def test_an_empty_405_under_the_api_is_json_and_its_length_follows():
