@@ -389,6 +389,11 @@ class JobRunner:
                     kind.on_failure(item, outcome)
         return outcome
 
+    def claims_with_record(self, item: QueueItem, outcome: Outcome) -> bool:
+        """Whether ``record`` with ``claim_next`` claims in the completion's own
+        transaction: a success of a kind with no ``on_success`` writes."""
+        return outcome.completed and not operations.get(item.operation).on_success
+
     def _record_success(
         self,
         item: QueueItem,
@@ -401,7 +406,7 @@ class JobRunner:
         value = outcome.result
         figures = kind.metrics(value) if kind.metrics else {}
         result = kind.result(value) if kind.result else None
-        if claim_next is not None and not kind.on_success:
+        if claim_next is not None and self.claims_with_record(item, outcome):
             done, outcome.next_item = self.queue.complete_and_claim(
                 item.pk,
                 elapsed_ms,

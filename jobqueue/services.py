@@ -238,7 +238,7 @@ class QueueManager:
         """Take the next due job (priority, then oldest) for ``worker_id``, or None;
         with ``queues``, only from those named queues."""
         dialect = sql.dialect()
-        with dialect.atomic(), connection.cursor() as cursor:
+        with dialect.steps() as cursor:
             row = dialect.claim(cursor, worker_id, list(queues or ()))
         return _claimed_item(row)
 
@@ -249,7 +249,7 @@ class QueueManager:
         or one transaction (SQLite): the next jobs in claim order, the first for the
         first worker; fewer when fewer are due. Each item's ``claimed_by`` says whose."""
         dialect = sql.dialect()
-        with dialect.atomic(), connection.cursor() as cursor:
+        with dialect.steps() as cursor:
             rows = dialect.claim_batch(cursor, worker_ids, list(queues or ()))
         return [_claimed_item(row) for row in rows]
 
@@ -273,7 +273,7 @@ class QueueManager:
         )
         dialect = sql.dialect()
         # The metrics row and the subject's status too, in the same transaction.
-        with dialect.atomic(), connection.cursor() as cursor:
+        with dialect.steps() as cursor:
             return dialect.complete(cursor, params)
 
     def complete_and_claim(
@@ -292,7 +292,7 @@ class QueueManager:
         same subject: (completed, the next item or None). One commit per job."""
         params = _completion(job_id, worker_id, attempt, extraction_time_ms, **figures)
         dialect = sql.dialect()
-        with dialect.atomic(), connection.cursor() as cursor:
+        with dialect.steps() as cursor:
             done, row = dialect.complete_and_claim(
                 cursor, {**params, "subject": subject_id}, sorted(queues or ())
             )
@@ -1032,8 +1032,9 @@ class DocumentQueueService:
 
     def mark_in_progress(self, item: QueueItem, worker_id: str = "") -> bool:
         """Claim this item; False if another worker got there first."""
-        with transaction.atomic(), connection.cursor() as cursor:
-            if sql.dialect().claim_one(cursor, worker_id, item.pk) is None:
+        dialect = sql.dialect()
+        with dialect.steps() as cursor:
+            if dialect.claim_one(cursor, worker_id, item.pk) is None:
                 return False
         item.refresh_from_db()
         return True

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import logging
 import os
 import select
@@ -768,8 +769,11 @@ class ExtractionWorker:
         ):
             self._conclude(state, flight, outcome)
             return None
+        joint = self.runner.claims_with_record(flight.item, outcome)
         try:
-            with sql.dialect().atomic():
+            # One transaction: the completion's own where it claims too, else one
+            # around the record (the kind's own writes) and the claim.
+            with contextlib.nullcontext() if joint else sql.dialect().atomic():
                 recorded = self.runner.record(
                     flight, outcome, state.worker_id, claim_next=self.queues or []
                 )

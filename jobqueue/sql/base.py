@@ -7,7 +7,8 @@ and the table names of ``mirrors`` come from the kinds' registrations, quoted.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import contextlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from django.db import connection, transaction
@@ -112,12 +113,18 @@ class Dialect:
             WHERE worker_id = %(worker)s"""
 
     def atomic(self) -> Any:
-        """The transaction ``claim`` and ``complete`` need: SQLite's are several
-        statements; a database that does each in one statement needs none (one
-        round trip instead of three: no BEGIN, no COMMIT)."""
+        """The transaction ``claim`` and ``complete`` need, around any code: SQLite's
+        are several statements; a database that does each in one statement needs
+        none (one round trip instead of three: no BEGIN, no COMMIT)."""
         return transaction.atomic(savepoint=False)
 
-    # --- Named operations, run inside ``atomic()`` ---------------------------------
+    @contextlib.contextmanager
+    def steps(self) -> Iterator[Any]:
+        """A cursor for named operations, and nothing else, in ``atomic()``."""
+        with self.atomic(), connection.cursor() as cursor:
+            yield cursor
+
+    # --- Named operations, run inside ``steps()`` ----------------------------------
 
     def claim(self, cursor: Any, worker: str, queues: Sequence[str]) -> tuple | None:
         """Move the next due job (of ``queues``, if any) to processing for ``worker``;

@@ -11,14 +11,20 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from django.db import OperationalError, connection
+from django.db import DatabaseError, OperationalError, connection
 from django.db.backends.signals import connection_created
 from django.test.utils import CaptureQueriesContext
 
 import jobqueue
 from jobqueue import sql
 from jobqueue.faults import is_database_fault
-from jobqueue.models import Operation, QueueItem, Status, WorkerHeartbeat
+from jobqueue.models import (
+    ExtractionMetric,
+    Operation,
+    QueueItem,
+    Status,
+    WorkerHeartbeat,
+)
 from jobqueue.services import QueueManager
 from jobqueue.worker import ExtractionWorker
 from tests.conftest import wait_for
@@ -175,3 +181,48 @@ def test_the_guides_dead_worker_query_runs_as_written():
         columns = [column[0] for column in cursor.description]
         found = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
     assert [row["worker_id"] for row in found] == ["dead"]
+
+
+REFUSE_METRICS = {
+    "sqlite": [
+        """CREATE TRIGGER refuse_metrics BEFORE INSERT ON extraction_metrics
+        BEGIN SELECT RAISE(ABORT, 'refused'); END"""
+    ],
+    "postgresql": [
+        """CREATE FUNCTION refuse_metrics() RETURNS trigger LANGUAGE plpgsql
+        AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$""",
+        """CREATE TRIGGER refuse_metrics BEFORE INSERT ON extraction_metrics
+        FOR EACH ROW EXECUTE FUNCTION refuse_metrics()""",
+    ],
+}
+
+
+def test_a_completion_refused_midway_leaves_nothing_and_the_connection_usable(
+    make_document,
+):
+    """On SQLite a completion is several statements in a transaction of its own,
+    outside Django's ``atomic()``: one refused after the first (the metrics row)
+    rolls back the job's and the document's new state, and the connection takes
+    the next transaction."""
+    queue = QueueManager()
+    document = make_document(b"some text")
+    queue.enqueue(document.pk)
+    item = queue.claim("w1")
+    with connection.cursor() as cursor:
+        for statement in REFUSE_METRICS[connection.vendor]:
+            cursor.execute(statement)
+    with pytest.raises(DatabaseError, match="refused"):
+        queue.complete(item.pk, worker_id="w1", attempt=1)
+    item.refresh_from_db()
+    document.refresh_from_db()
+    assert (item.status, document.status) == (Status.PROCESSING, Status.PROCESSING)
+    assert not ExtractionMetric.objects.exists()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "DROP TRIGGER refuse_metrics"
+            + " ON extraction_metrics" * (connection.vendor == "postgresql")
+        )
+    assert queue.complete(item.pk, worker_id="w1", attempt=1)
+    document.refresh_from_db()
+    assert document.status == Status.COMPLETED
+    assert ExtractionMetric.objects.get().job_id == item.pk
