@@ -711,25 +711,45 @@ def _rtl_in_reading_order(textpage: Any, text: str, plain: str, count: int) -> s
     rtl_page = kinds.count("R") + kinds.count("AL") >= kinds.count("L")
     starts = [0, *(k + 1 for k, char in enumerate(chars) if char == "\n")]
     ends = [*(k - 1 for k in starts[1:]), count]
-    for start, end in reversed(list(zip(starts, ends, strict=True))):
-        _rtl_words_in_order(textpage, chars, start, end, rtl_page=rtl_page)
+    lines = list(zip(starts, ends, strict=True))
+    # The page's paragraphs run the way most of its lines in one script read.
+    scripts = [{_strong_kind(c) for c in chars[a:b]} - {None} for a, b in lines]
+    rtl_lines, ltr_lines = scripts.count({"R"}), scripts.count({"L"})
+    lines_rtl = None if rtl_lines == ltr_lines else rtl_lines > ltr_lines
+    for start, end in reversed(lines):
+        _rtl_words_in_order(
+            textpage, chars, start, end, rtl_page=rtl_page, lines_rtl=lines_rtl
+        )
     return "".join(chars)
 
 
 def _rtl_words_in_order(
-    textpage: Any, chars: list[str], start: int, end: int, *, rtl_page: bool
+    textpage: Any,
+    chars: list[str],
+    start: int,
+    end: int,
+    *,
+    rtl_page: bool,
+    lines_rtl: bool | None,
 ) -> None:
-    """Put the words of ``chars[start:end]``, a right-to-left line, in reading order
-    (in place), by where they lie along its baseline, as the Unicode bidi rules
-    lay them out: the line's words from its end (the page's right, or its left
-    when printed upside down), a run of left-to-right words (a product name, and
-    a number after one) in its own order. PDFium gives such a run's words last
-    first, and on an upside-down line the letters of a left-to-right word (or the
-    digits of a number) backwards.
+    """Put the words of ``chars[start:end]``, a line with right-to-left words, in
+    reading order (in place), by where they lie along its baseline, as the Unicode
+    bidi rules lay them out. A right-to-left line reads from its end (the page's
+    right, or its left when printed upside down), a run of left-to-right words (a
+    product name, and a number after one) in its own order; a left-to-right line
+    reads from its start, a run of right-to-left words (and a number or a dash
+    between two of them) from its end. PDFium gives a right-to-left line's runs
+    of left-to-right words last word first, a left-to-right line's runs of
+    right-to-left words in the order they lie, and on an upside-down line the
+    letters of a left-to-right word (or the digits of a number) backwards.
 
-    On a page mostly in a left-to-right script, an upright line with more
-    left-to-right words than right-to-left ones is left as it is: it may be a
-    left-to-right paragraph.
+    A line with words of both kinds reads its paragraph's way, which the page
+    does not state. That is the way most of the page's lines in one script read,
+    unless both the line's ragged margin and the script at its two ends (the
+    first strong letter at its start, Unicode's rule P2, whichever end that is)
+    say otherwise. Without such lines: its margin, else its ends, else right to
+    left on a page mostly in such a script, upside down, or with as many
+    right-to-left words as others.
     """
     line = "".join(chars[start:end])
     words = [(start + m.start(), start + m.end()) for m in re.finditer(r"\S+", line)]
@@ -748,8 +768,6 @@ def _rtl_words_in_order(
         return  # not all on one baseline
     angle = angles[0]
     upside_down = abs(math.remainder(angle - math.pi, math.tau)) <= _LEVEL
-    if not rtl_page and not upside_down and sum(rtl) < sum(ltr):
-        return
     along = {}  # how far along the baseline each letter lies
     for k in letters:
         left, bottom, right, top = textpage.get_charbox(k)
@@ -760,30 +778,83 @@ def _rtl_words_in_order(
 
     # From the line's start on the page (its left when upright) to its end.
     shown = sorted(range(len(words)), key=lambda w: middle(words[w]))
-    # A number (European digits) after a left-to-right word belongs to its run.
-    for shown_before, w in pairwise(shown):
-        if ltr[shown_before] and not rtl[w] and not ltr[w]:
-            ltr[w] = any(
-                unicodedata.bidirectional(c) == "EN" for c in chars[slice(*words[w])]
-            )
+    rtl_line = True
+    if any(ltr):
+        strong = [rtl[w] for w in shown if rtl[w] or ltr[w]]
+        ends = strong[0] if strong[0] == strong[-1] else None
+        upright = abs(math.remainder(angle, math.tau)) <= _LEVEL
+        aligned = _aligned_right(textpage, letters) if upright else None
+        if lines_rtl is not None and not (aligned == ends == (not lines_rtl)):
+            rtl_line = lines_rtl
+        elif aligned is not None:
+            rtl_line = aligned
+        elif ends is not None:
+            rtl_line = ends
+        else:
+            rtl_line = rtl_page or upside_down or sum(rtl) >= sum(ltr)
+    if rtl_line:
+        # A number (European digits) after a left-to-right word belongs to its run.
+        for shown_before, w in pairwise(shown):
+            if ltr[shown_before] and not rtl[w] and not ltr[w]:
+                ltr[w] = any(
+                    unicodedata.bidirectional(c) == "EN"
+                    for c in chars[slice(*words[w])]
+                )
+        walk, inner = shown[::-1], ltr
+    else:
+        # So does anything but a left-to-right word between two right-to-left ones.
+        walk, inner = shown, list(rtl)
+        strong_at = [n for n, w in enumerate(shown) if rtl[w] or ltr[w]]
+        for n, m in pairwise(strong_at):
+            if rtl[shown[n]] and rtl[shown[m]]:
+                for w in shown[n + 1 : m]:
+                    inner[w] = True
     ordered: list[tuple[int, int]] = []
-    k = len(shown)
-    while k > 0:  # from the line's end; a left-to-right run as it reads
-        run = k - 1
-        while run > 0 and ltr[shown[run]] and ltr[shown[run - 1]]:
-            run -= 1
-        ordered += [words[w] for w in shown[run:k]]
+    k = 0
+    while k < len(walk):  # as the line reads; a run of the other kind as it reads
+        run = k + 1
+        while inner[walk[k]] and run < len(walk) and inner[walk[run]]:
+            run += 1
+        ordered += [words[w] for w in reversed(walk[k:run])]
         k = run
     pieces, after = [], start
     for (a, b), (c, d) in zip(words, ordered, strict=True):
         word = chars[c:d]
-        steps = list(pairwise(along[i] for i in range(c, d)))
-        backward = sum(later < earlier for earlier, later in steps)
-        if not any(_strong_rtl(char) for char in word) and 2 * backward > len(steps):
-            word = list(_reversed_clusters(word))
+        if not any(_strong_rtl(char) for char in word):
+            word = _as_laid(word, [along[i] for i in range(c, d)])
         pieces += [*chars[after:a], *word]  # the spaces stay where they were
         after = b
     chars[start:end] = [*pieces, *chars[after:end]]
+
+
+def _as_laid(word: list[str], along: list[float]) -> list[str]:
+    """A left-to-right word's (or a number's) characters in the order they lie
+    along the baseline, each combining mark kept after its letter: PDFium gives
+    them backwards on a line printed upside down, a number's digits backwards
+    before a letter ("23H2" as "32H2"), a colon after a word first."""
+    clusters: list[tuple[float, list[str]]] = []
+    for char, place in zip(word, along, strict=True):
+        if clusters and unicodedata.category(char) == "Mn":
+            clusters[-1][1].append(char)
+        else:
+            clusters.append((place, [char]))
+    clusters.sort(key=lambda cluster: cluster[0])
+    return [char for _, cluster in clusters for char in cluster]
+
+
+def _aligned_right(textpage: Any, letters: list[int]) -> bool | None:
+    """Whether the upright line of ``letters`` lies nearer the page's right edge
+    than its left, by more than two ems: a right-to-left paragraph's ragged lines
+    end short of the left margin. None when it lies about as near both (a full
+    line, a centred one)."""
+    left, _, right, _ = textpage.parent.get_bbox()
+    boxes = [textpage.get_charbox(k) for k in letters]
+    before = min(box[0] for box in boxes) - left
+    after = right - max(box[2] for box in boxes)
+    size = max(pdfium_c.FPDFText_GetFontSize(textpage, k) for k in letters)
+    if abs(before - after) <= 2 * size:
+        return None
+    return after < before
 
 
 def _reversed_clusters(chars: list[str]) -> str:
@@ -799,6 +870,12 @@ def _reversed_clusters(chars: list[str]) -> str:
 
 def _strong_rtl(char: str) -> bool:
     return unicodedata.bidirectional(char) in ("R", "AL")
+
+
+def _strong_kind(char: str) -> str | None:
+    """Which way ``char`` runs: "R", "L", or None when it is not a letter."""
+    kind = unicodedata.bidirectional(char)
+    return "R" if kind in ("R", "AL") else "L" if kind == "L" else None
 
 
 def _drawn_left_to_right(textpage: Any, indices: list[int]) -> bool:
