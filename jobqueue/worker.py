@@ -227,6 +227,7 @@ class ExtractionWorker:
         self._db_paused = False
         self._wakeup = Wakeup()
         self._started_at: float | None = None
+        self._stopped_at: float | None = None
         self._last_beat = 0.0
         self._healthy_since = 0.0
         self._last_housekeeping = 0.0
@@ -260,7 +261,7 @@ class ExtractionWorker:
             # started_at are: else a restart's throughput is the last run's jobs
             # over its first seconds.
             state.jobs_completed = state.jobs_failed = state.jobs_refused = 0
-        self._started_at = time.monotonic()
+        self._started_at, self._stopped_at = time.monotonic(), None
         self.runner.start()
         self._joined = self._join()
         if not self._joined:
@@ -345,6 +346,7 @@ class ExtractionWorker:
 
     def _finish(self, clean: bool) -> None:
         atexit.unregister(self._run_on_at_exit)
+        self._stopped_at = time.monotonic()  # the uptime (get_status) ends here
         # Stopped while waiting for the database at start: no job was taken, and
         # there is no heartbeat to mark.
         joined = self._joined
@@ -1256,7 +1258,11 @@ class ExtractionWorker:
         completed = sum(s.jobs_completed for s in self._states)
         failed = sum(s.jobs_failed for s in self._states)
         refused = sum(s.jobs_refused for s in self._states)
-        uptime = time.monotonic() - self._started_at if self._started_at else 0.0
+        uptime = (
+            (self._stopped_at or time.monotonic()) - self._started_at
+            if self._started_at
+            else 0.0
+        )
         return {
             "running": self.is_running(),
             "paused": self.is_paused(),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import inspect
 import signal
+import time
 
 import pytest
 
@@ -147,3 +148,16 @@ def test_a_pool_of_no_workers_is_refused_before_anything_starts():
             worker.start()
         finally:
             worker.stop(timeout=1)
+
+
+def test_a_stopped_workers_uptime_and_throughput_stand_still(run_worker, make_document):
+    """The guide prints ``Uptime`` and ``Throughput`` from ``get_status()``: after
+    ``stop()`` the uptime went on growing, and the throughput fell towards 0."""
+    worker = run_worker()
+    job_id = worker.enqueue(make_document(b"one job\n").pk)
+    wait_for(lambda: QueueItem.objects.get(pk=job_id).status == Status.COMPLETED, 30)
+    assert worker.stop(timeout=5)
+    stats = worker.get_status()["stats"]
+    time.sleep(0.3)
+    assert worker.get_status()["stats"] == stats
+    assert stats["jobs_completed"] == 1 and stats["throughput_per_second"] > 0
