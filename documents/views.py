@@ -14,7 +14,8 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, Q, QuerySet
+from django.db import connections
+from django.db.models import Q, QuerySet
 from django.db.models.functions import Length, Lower, Substr
 from django.http import (
     FileResponse,
@@ -47,7 +48,7 @@ from documents.extractors.formats import (
 )
 from documents.forms import DocumentFilterForm, UploadForm
 from documents.models import Document, Tag
-from documents.pagination import CountedPaginator
+from documents.pagination import CountedPaginator, StatusCounts, Tally
 from documents.search import SearchTooBroad, parse_query, search_documents
 from documents.services import (
     DuplicateUpload,
@@ -266,32 +267,63 @@ def document_list(request: HttpRequest) -> HttpResponse:
     filters = form.filters()
     documents = _filtered(mine, {k: v for k, v in filters.items() if k != "status"})
     # Counts per status follow the other filters, so each says what a click shows.
-    counts = dict(documents.order_by().values_list("status").annotate(n=Count("id")))
-    matching = sum(counts.values())
+    tally = StatusCounts(documents, scope=mine, searched="q" in filters)
+    counts = tally.counts
+    matching = tally.total
+    documents = tally.rows(filters.get("status"))
     if "status" in filters:
-        documents = documents.filter(status=filters["status"])
-        matching = counts.get(filters["status"], 0)
+        matching = counts.get(filters["status"], Tally(0))
     documents = (
         documents.select_related("owner")
         .prefetch_related("tags")
         .only(*LIST_FIELDS, "owner__username")
     )
-    paginator = CountedPaginator(documents.order_by(*SORTS[sort]), PAGE_SIZE, matching)
+    paginator = CountedPaginator(
+        documents.order_by(*tally.ordering(SORTS[sort])),
+        PAGE_SIZE,
+        matching,
+        found=tally.found_ids(filters.get("status")),
+    )
     page = paginator.get_page(request.GET.get("page"))
-    types = mine.order_by().values_list("mime_type", flat=True).distinct()
+    types = _types(mine, whole_library=request.user.is_staff)
     context = {
         "page": page,
         "filters": filters,
         "status": filters.get("status", ""),
         "sort": sort,
-        "statuses": [(s, label, counts.get(s, 0)) for s, label in Status.choices],
-        "total": sum(counts.values()),
+        "statuses": [
+            (s, label, counts.get(s, Tally(0))) for s, label in Status.choices
+        ],
+        "total": tally.total,
         "types": sorted(((t, format_label(t)) for t in types), key=lambda t: t[1]),
         "tags": Tag.objects.filter(owner=request.user),
         "any_active": any(is_active(d.status) for d in page),
         "thumbnails_pending": _thumbnails_pending([d.pk for d in page]),
     }
     return render(request, "documents/list.html", context)
+
+
+# The library's types, one lookup of the index on the type (doc_type) each: a loose
+# scan, where a DISTINCT reads every entry of the index (70-100 ms at a million).
+LIBRARY_TYPES_SQL = """
+WITH RECURSIVE types(t) AS (
+    SELECT MIN(mime_type) FROM documents_document
+    UNION ALL
+    SELECT (SELECT MIN(mime_type) FROM documents_document WHERE mime_type > types.t)
+    FROM types WHERE types.t IS NOT NULL
+)
+SELECT t FROM types WHERE t IS NOT NULL
+"""
+
+
+def _types(documents: QuerySet, *, whole_library: bool) -> list[str]:
+    """The types of the list's documents, for its menu: of a person's, those of the
+    owner's entries of doc_owner_type; of the whole library (staff), a loose scan."""
+    if not whole_library:
+        return list(documents.order_by().values_list("mime_type", flat=True).distinct())
+    with connections[documents.db].cursor() as cursor:
+        cursor.execute(LIBRARY_TYPES_SQL)
+        return [t for (t,) in cursor.fetchall()]
 
 
 def _filtered(documents: QuerySet, filters: dict) -> QuerySet:
