@@ -86,7 +86,9 @@ class Dialect(base.Dialect):
 
     def steps(self) -> Any:
         db = connections[DEFAULT_DB_ALIAS]
-        if db.in_atomic_block or db.queries_logged:
+        # Django's own where it keeps a transaction (atomic(), or autocommit turned
+        # off by hand) or logs the statements (DEBUG, tests that count them).
+        if db.in_atomic_block or db.queries_logged or not db.get_autocommit():
             return super().steps()
         return _Steps(db)
 
@@ -232,8 +234,7 @@ class _Steps:
         self.db = db
 
     def __enter__(self) -> _Native:
-        self.db.ensure_connection()
-        self.raw = self.db.connection
+        self.raw = self.db.connection  # connected by ``steps``'s get_autocommit()
         with self.db.wrap_database_errors:
             self.raw.execute("BEGIN IMMEDIATE")
         self.cursor = self.raw.cursor()
