@@ -6,17 +6,15 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Any
 
 from django.contrib.humanize.templatetags.humanize import intcomma
-from django.core.paginator import EmptyPage, Page, PageNotAnInteger, Paginator
+from django.core.paginator import Page, Paginator
 from django.db import connections
 from django.db.models import Count, F, QuerySet
 from django.db.models.expressions import BaseExpression, OrderBy
 from django.db.models.functions import Coalesce
-from django.utils.translation import gettext
 
-from jobqueue.admin_lists import ESTIMATE_ABOVE, estimated_rows
+from jobqueue.admin_lists import ESTIMATE_ABOVE, EstimatePages, estimated_rows
 from jobqueue.models import ACTIVE_STATUSES, QueueItem, Status
 
 # A search by name reads its matches once, this many at most: their counts are exact
@@ -201,15 +199,12 @@ def _planned_rows(queryset: QuerySet) -> int:
     return int(found[0]["Plan"]["Plan Rows"])
 
 
-class IdsFirstPaginator(Paginator):
+class IdsFirstPaginator(EstimatePages, Paginator):
     """A paginator that finds a page's ids first, then reads those rows. The ids come
     from the index that orders the list, so a deep page's OFFSET skips index entries
     instead of whole rows (and their owners, joined for the page). The first page
-    skips nothing: it is read at once."""
-
-    # Whether the count may be short of the rows (an estimate, a lower bound): the
-    # last page is not cut at it.
-    estimated = False
+    skips nothing: it is read at once. A count that may be short of the rows
+    (``estimated``: an estimate, a lower bound) does not cut the last page at it."""
 
     def page(self, number: object) -> Page:
         number = self.validate_number(number)
@@ -228,8 +223,7 @@ class CountedPaginator(IdsFirstPaginator):
     """Pages of a list whose size is already known (the status counts add up to
     it): counting the rows again would read them all a second time. A count that is
     an estimate or a lower bound (a ``Tally`` not exact) may be short: a page past
-    its last is empty, as in ``jobqueue.admin_lists.EstimatedCountPaginator``, not
-    an error."""
+    its last is empty, not an error (``EstimatePages``)."""
 
     def __init__(
         self,
@@ -255,16 +249,3 @@ class CountedPaginator(IdsFirstPaginator):
         ids = self.object_list.filter(pk__in=self.found).prefetch_related(None)
         chosen = list(ids.values_list("pk", flat=True))[bottom : bottom + self.per_page]
         return self._get_page(self.object_list.filter(pk__in=chosen), number, self)
-
-    def validate_number(self, number: Any) -> int:
-        if not self.count or not self.estimated:
-            return super().validate_number(number)
-        try:
-            number = int(number)
-        except (TypeError, ValueError):
-            raise PageNotAnInteger(
-                gettext("That page number is not an integer")
-            ) from None
-        if number < 1:
-            raise EmptyPage(gettext("That page number is less than 1"))
-        return number

@@ -51,25 +51,14 @@ def admin_link(obj: Model) -> SafeString:
     return format_html('{}: <a href="{}">{}</a>', capfirst(opts.verbose_name), url, obj)
 
 
-class EstimatedCountPaginator(Paginator):
-    """A list's paginator that, for a large unfiltered PostgreSQL table, takes the
-    planner's estimate of its rows instead of COUNT(*) (``estimated`` says so, and
-    the admin's pagination and actions templates say "about"); a filtered list, a
-    small table and SQLite are counted exactly."""
+class EstimatePages:
+    """Paginator mixin for a count that may be an estimate (``estimated``): past its
+    last page a page is empty, not an error, as the estimate may be short of the
+    rows there are."""
 
     estimated = False
 
-    @cached_property
-    def count(self) -> int:
-        estimate = estimated_rows(self.object_list)
-        if estimate is not None and estimate >= ESTIMATE_ABOVE:
-            self.estimated = True
-            return estimate
-        return super().count
-
     def validate_number(self, number: Any) -> int:
-        # Past an estimate's last page a page is empty, not an error: the estimate
-        # may be short of the rows there are.
         if not self.count or not self.estimated:
             return super().validate_number(number)
         try:
@@ -81,6 +70,21 @@ class EstimatedCountPaginator(Paginator):
         if number < 1:
             raise EmptyPage(gettext("That page number is less than 1"))
         return number
+
+
+class EstimatedCountPaginator(EstimatePages, Paginator):
+    """A list's paginator that, for a large unfiltered PostgreSQL table, takes the
+    planner's estimate of its rows instead of COUNT(*) (``estimated`` says so, and
+    the admin's pagination and actions templates say "about"); a filtered list, a
+    small table and SQLite are counted exactly."""
+
+    @cached_property
+    def count(self) -> int:
+        estimate = estimated_rows(self.object_list)
+        if estimate is not None and estimate >= ESTIMATE_ABOVE:
+            self.estimated = True
+            return estimate
+        return super().count
 
 
 class BoundedDeleteMixin:

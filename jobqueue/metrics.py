@@ -21,6 +21,7 @@ from django.db.models import (
     Expression,
     Model,
     Q,
+    QuerySet,
     Subquery,
 )
 from django.db.models.functions import Coalesce
@@ -58,6 +59,14 @@ from jobqueue.sql import DbNow, db_now
 COUNT_STALE_SECONDS = 300
 
 
+def fresh_count() -> QuerySet:
+    """``MetricsFold``'s row if the housekeeping counted the finished items
+    (``FinishedCount``) within ``COUNT_STALE_SECONDS``; none otherwise."""
+    return MetricsFold.objects.filter(
+        pk=1, counted_at__gte=DbNow(-COUNT_STALE_SECONDS)
+    )
+
+
 class QueueCollector(Collector):
     """The queue's depth, outcomes, durations and workers, read when scraped."""
 
@@ -89,9 +98,7 @@ class QueueCollector(Collector):
             "Queue items by state and operation.",
             labels=["status", "operation"],
         )
-        fresh = MetricsFold.objects.filter(
-            pk=1, counted_at__gte=DbNow(-COUNT_STALE_SECONDS)
-        )
+        fresh = fresh_count()
         counted = FinishedCount.objects.filter(Exists(fresh)).values_list(
             "status", "operation", "items"
         )

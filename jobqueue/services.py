@@ -27,6 +27,7 @@ from django.db.models import (
     Q,
     QuerySet,
     Subquery,
+    Sum,
 )
 from django.db.models.functions import Greatest, Least
 
@@ -1057,15 +1058,12 @@ def _counts_by_state() -> dict[str, int]:
     dashboard's slowest statement), as ``/metrics`` counts them (``QueueCollector.
     depth``): the active ones off their index, the finished ones as the housekeeping
     counted them within ``COUNT_STALE_SECONDS`` plus those of ids above its count."""
-    from django.db.models import Sum
-
     from jobqueue.admin_lists import ESTIMATE_ABOVE
-    from jobqueue.metrics import COUNT_STALE_SECONDS, QueueCollector
+    from jobqueue.metrics import QueueCollector, fresh_count
 
-    fresh = MetricsFold.objects.filter(
-        pk=1, counted_at__gte=DbNow(-COUNT_STALE_SECONDS)
+    counted = FinishedCount.objects.filter(Exists(fresh_count())).aggregate(
+        n=Sum("items")
     )
-    counted = FinishedCount.objects.filter(Exists(fresh)).aggregate(n=Sum("items"))
     if (counted["n"] or 0) < ESTIMATE_ABOVE:
         return dict(
             QueueItem.objects.values_list("status").annotate(n=Count("id")).order_by()
