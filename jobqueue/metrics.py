@@ -62,9 +62,7 @@ COUNT_STALE_SECONDS = 300
 def fresh_count() -> QuerySet:
     """``MetricsFold``'s row if the housekeeping counted the finished items
     (``FinishedCount``) within ``COUNT_STALE_SECONDS``; none otherwise."""
-    return MetricsFold.objects.filter(
-        pk=1, counted_at__gte=DbNow(-COUNT_STALE_SECONDS)
-    )
+    return MetricsFold.objects.filter(pk=1, counted_at__gte=DbNow(-COUNT_STALE_SECONDS))
 
 
 class QueueCollector(Collector):
