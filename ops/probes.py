@@ -9,6 +9,7 @@ from collections.abc import Callable
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.http import require_safe
 
 from documents.extraction import ocr_problem
 from jobqueue.models import WorkerHeartbeat
@@ -85,11 +86,13 @@ def readiness() -> tuple[bool, dict[str, str]]:
     return ready, results
 
 
+@require_safe
 def healthz(request: HttpRequest) -> HttpResponse:
     """The process is up and answering; the database is not asked."""
     return JsonResponse({"status": "ok"})
 
 
+@require_safe
 def readyz(request: HttpRequest) -> HttpResponse:
     """200 when every readiness check passes, else 503; each check's answer."""
     ready, checks = readiness()

@@ -82,8 +82,10 @@ def test_the_machines_endpoints_take_head(client, settings):
         assert not head_problems(client, path, **bearer)
     assert client.head("/metrics", headers=bearer).status_code == 200
     assert client.head("/metrics").status_code == 401  # the token is still asked
-    refused = client.post("/metrics", headers=bearer)
-    assert refused.status_code == 405 and refused["Allow"] == "GET, HEAD"
+    # A probe is read, never written: another method is refused, as on every page.
+    for path in ("/healthz", "/readyz", "/metrics"):
+        refused = client.post(path, headers=bearer)
+        assert refused.status_code == 405 and refused["Allow"] == "GET, HEAD"
 
 
 @pytest.mark.django_db
