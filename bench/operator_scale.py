@@ -30,6 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import common  # noqa: E402
+from page_timing import plan, time_requests  # noqa: E402
 
 YEAR_SECONDS = 365 * 86400
 # Rows written in the last minutes, above the fold's watermark: a scrape reads them.
@@ -123,28 +124,16 @@ def seed(vendor: str, n: int) -> dict:
 
 def measure(repeat: int) -> list[dict]:
     from django.contrib.auth import get_user_model
-    from django.db import connection
     from django.test import Client
-    from django.test.utils import CaptureQueriesContext
 
     client = Client()
     client.force_login(get_user_model().objects.get(username="staff"))
     results = []
     for name, path in PAGES:
-        times, statements, slowest = [], 0, []
-        for attempt in range(repeat + 1):  # the first warms the caches, untimed
-            with CaptureQueriesContext(connection) as captured:
-                start = time.perf_counter()
-                response = client.get(path, secure=True)
-                elapsed = (time.perf_counter() - start) * 1000
-            if response.status_code != 200:
-                sys.exit(f"{path} answered {response.status_code}")
-            if attempt:
-                times.append(elapsed)
-                statements = len(captured)
-                slowest = sorted(
-                    captured.captured_queries, key=lambda q: -float(q["time"])
-                )[:2]
+        times, statements, status = time_requests(client, path, repeat)
+        if status != 200:
+            sys.exit(f"{path} answered {status}")
+        slowest = sorted(statements, key=lambda q: -float(q["time"]))[:2]
         for q in slowest:
             print(
                 f"--- {name}: {q['time']} s\n{q['sql']}\n{plan(q['sql'])}",
@@ -154,27 +143,13 @@ def measure(repeat: int) -> list[dict]:
             {
                 "page": name,
                 "median_ms": statistics.median(times),
-                "statements": statements,
+                "statements": len(statements),
                 "slowest": [
                     (round(float(q["time"]) * 1000, 1), q["sql"][:160]) for q in slowest
                 ],
             }
         )
     return results
-
-
-def plan(sql: str) -> str:
-    """A statement's plan (ANALYZE on PostgreSQL), for the log."""
-    from django.db import connection
-
-    prefix = (
-        "EXPLAIN ANALYZE "
-        if connection.vendor == "postgresql"
-        else "EXPLAIN QUERY PLAN "
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(prefix + sql)
-        return "\n".join(str(row[-1]) for row in cursor.fetchall())
 
 
 def child(vendor: str, url: str, n: int, repeat: int) -> None:

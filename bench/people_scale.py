@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import common  # noqa: E402
 import search_bench  # noqa: E402
+from page_timing import plan, time_requests  # noqa: E402
 
 DEFAULT_DOCUMENTS = {"sqlite": 200_000, "postgres": 1_000_000}
 BATCH = 2_000
@@ -225,9 +226,7 @@ def pages(s: dict, heavy: int) -> list[tuple[str, str, str, dict | None]]:
 
 def measure(s: dict, heavy: int, repeat: int) -> tuple[list[dict], list[tuple]]:
     """Time each page; returns its figures and every statement's (ms, sql, page)."""
-    from django.db import connection
     from django.test import Client
-    from django.test.utils import CaptureQueriesContext
 
     clients = {}
     for who in ("person", "staff"):
@@ -236,32 +235,17 @@ def measure(s: dict, heavy: int, repeat: int) -> tuple[list[dict], list[tuple]]:
     results, statements = [], []
     for name, who, path, data in pages(s, heavy):
         client = clients[who]
-        times, queries, status = [], 0, 0
-        for attempt in range(repeat + 1):  # the first warms the caches, untimed
-            with CaptureQueriesContext(connection) as captured:
-                start = time.perf_counter()
-                if data is None:
-                    response = client.get(path, secure=True)
-                else:
-                    response = client.post(path, data, secure=True)
-                if hasattr(response, "streaming_content"):
-                    b"".join(response.streaming_content)
-                elapsed = (time.perf_counter() - start) * 1000
-            status = response.status_code
-            if attempt:
-                times.append(elapsed)
-                queries = len(captured)
-                statements += [
-                    (float(q["time"]) * 1000, q["sql"], f"{name} ({who})")
-                    for q in captured.captured_queries
-                ]
+        times, captured, status = time_requests(client, path, repeat, data)
+        statements += [
+            (float(q["time"]) * 1000, q["sql"], f"{name} ({who})") for q in captured
+        ]
         results.append(
             {
                 "page": name,
                 "who": who,
                 "status": status,
                 "median_ms": statistics.median(times),
-                "queries": queries,
+                "queries": len(captured),
             }
         )
         print(f"{name} ({who}): {results[-1]}", file=sys.stderr)
@@ -270,8 +254,6 @@ def measure(s: dict, heavy: int, repeat: int) -> tuple[list[dict], list[tuple]]:
 
 def explain(statements: list[tuple], count: int) -> list[dict]:
     """The plans of the ``count`` slowest distinct statements."""
-    from django.db import connection
-
     slowest: dict[str, tuple] = {}
     for ms, sql, page in statements:
         if not sql.lstrip().upper().startswith("SELECT"):
@@ -279,22 +261,10 @@ def explain(statements: list[tuple], count: int) -> list[dict]:
         if sql not in slowest or slowest[sql][0] < ms:
             slowest[sql] = (ms, page)
     top = sorted(slowest.items(), key=lambda kv: kv[1][0], reverse=True)[:count]
-    prefix = (
-        "EXPLAIN (ANALYZE, BUFFERS) "
-        if connection.vendor == "postgresql"
-        else "EXPLAIN QUERY PLAN "
-    )
-    plans = []
-    with connection.cursor() as cursor:
-        for sql, (ms, page) in top:
-            try:
-                cursor.execute(prefix + sql)
-                rows = cursor.fetchall()
-            except Exception as error:  # noqa: BLE001 - a plan is a nicety
-                rows = [(f"(no plan: {error})",)]
-            plan = "\n".join(" | ".join(str(c) for c in row) for row in rows)
-            plans.append({"ms": ms, "page": page, "sql": sql, "plan": plan})
-    return plans
+    return [
+        {"ms": ms, "page": page, "sql": sql, "plan": plan(sql)}
+        for sql, (ms, page) in top
+    ]
 
 
 def child(vendor: str, url: str, documents: int, heavy: int, repeat: int,

@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import common  # noqa: E402
 import search_bench  # noqa: E402
+from page_timing import plan, time_requests  # noqa: E402
 
 DEFAULT_DOCUMENTS = {"sqlite": 200_000, "postgres": 1_000_000}
 PEOPLE = 1_000
@@ -202,31 +203,21 @@ def pages(s: dict) -> list[tuple[str, str]]:
 
 def measure(s: dict, repeat: int) -> tuple[list[dict], list[dict]]:
     """Each page's median time and statements; the plan of its slowest statement."""
-    from django.db import connection
     from django.test import Client
-    from django.test.utils import CaptureQueriesContext
 
     client = Client()
     client.force_login(s["staff"])
     results, plans = [], []
     for name, path in pages(s):
-        times, statements, slowest = [], 0, None
-        for attempt in range(repeat + 1):  # the first warms the caches, untimed
-            with CaptureQueriesContext(connection) as captured:
-                start = time.perf_counter()
-                response = client.get(path, secure=True)
-                elapsed = (time.perf_counter() - start) * 1000
-            if response.status_code != 200:
-                sys.exit(f"{path} answered {response.status_code}")
-            if attempt:
-                times.append(elapsed)
-                statements = len(captured)
-                slowest = max(captured.captured_queries, key=lambda q: float(q["time"]))
+        times, statements, status = time_requests(client, path, repeat)
+        if status != 200:
+            sys.exit(f"{path} answered {status}")
+        slowest = max(statements, key=lambda q: float(q["time"]))
         results.append(
             {
                 "page": name,
                 "median_ms": statistics.median(times),
-                "statements": statements,
+                "statements": len(statements),
                 "slowest_ms": float(slowest["time"]) * 1000,
             }
         )
@@ -235,25 +226,6 @@ def measure(s: dict, repeat: int) -> tuple[list[dict], list[dict]]:
         )
         print(f"{name}: {results[-1]}", file=sys.stderr)
     return results, plans
-
-
-def plan(sql: str) -> str:
-    """A statement's plan (ANALYZE on PostgreSQL)."""
-    from django.db import connection
-
-    if not sql.lstrip().upper().startswith(("SELECT", "WITH", "EXPLAIN")):
-        return "(not a query)"
-    prefix = (
-        "EXPLAIN (ANALYZE, BUFFERS) "
-        if connection.vendor == "postgresql"
-        else "EXPLAIN QUERY PLAN "
-    )
-    with connection.cursor() as cursor:
-        try:
-            cursor.execute(prefix + sql)
-        except Exception as error:  # noqa: BLE001 - a plan is a nicety
-            return f"(no plan: {error})"
-        return "\n".join(str(row[-1]) for row in cursor.fetchall())
 
 
 def child(vendor: str, url: str, n: int, repeat: int) -> None:
