@@ -156,6 +156,8 @@ def html_lines(
                 element.text = "\n" + (element.text or "")
         elif tag in _CELLS:
             element.tail = " " + (element.tail or "")
+    for row in root.iter("tr"):
+        _join_row(row)
     # Text is never longer than the markup, so this list is bounded by the file.
     for line in root.text_content().split("\n"):
         line = _SPACES.sub(" ", line).strip()
@@ -164,6 +166,26 @@ def html_lines(
         elif line:
             lines.append(line)
     return lines, note
+
+
+def _join_row(row: Any) -> None:
+    """A table row on one line when each of its cells shows at most one (as
+    table_row_lines reads a word processor's): Word's, LibreOffice's and Outlook's
+    HTML put every cell's text in a <p>, which would make a line of each cell.
+    A row holding a table, or a cell of several lines, keeps its line breaks."""
+    cells = [c for c in row if c.tag in _CELLS]
+    if not cells or any(c.find(".//tr") is not None for c in cells):
+        return
+    for cell in cells:
+        text = cell.text_content().replace(_KEPT_BREAK, "\n")
+        if sum(1 for line in text.split("\n") if _SPACES.sub("", line)) > 1:
+            return
+    for cell in cells:
+        for node in cell.iter():
+            if isinstance(node.tag, str) and node.text:
+                node.text = node.text.replace("\n", " ")
+            if node is not cell and node.tail:
+                node.tail = node.tail.replace("\n", " ")
 
 
 def _without_internal_subset(markup: str) -> str:
