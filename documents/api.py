@@ -26,6 +26,7 @@ from rest_framework.exceptions import (
     UnsupportedMediaType,
 )
 from rest_framework.exceptions import ValidationError as APIValidationError
+from rest_framework.metadata import SimpleMetadata
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
@@ -69,7 +70,7 @@ from documents.services import (
     document_update_details,
 )
 from documents.uploads import FILE_AS_TEXT
-from jobqueue.models import Status
+from jobqueue.models import ACTIVE_STATUSES, Status
 
 # When a caller over USER_MAX_ACTIVE_JOBS may try again: by then some will have run.
 ACTIVE_JOBS_RETRY_SECONDS = 60
@@ -127,6 +128,20 @@ class KnownFormats(DefaultContentNegotiation):
                 f"There is no “{shown(format)}” form of this: it is {names} "
                 f"(leave out ?format=, or send {sends})."
             ) from None
+
+
+class RequestMetadata(SimpleMetadata):
+    """``OPTIONS`` says what each method's body takes (the view's
+    ``request_serializers``): DRF's describes the serializer a view answers with, so
+    the upload's listed only read-only fields, and no ``file``; PATCH, not at all."""
+
+    def determine_actions(self, request: Request, view) -> dict:
+        actions = super().determine_actions(request, view)
+        bodies = getattr(view, "request_serializers", {})
+        for method, serializer_class in bodies.items():
+            if method in view.allowed_methods:
+                actions[method] = self.get_serializer_info(serializer_class())
+        return actions
 
 
 class BoundedJSONParser(JSONParser):
@@ -265,7 +280,14 @@ class DocumentPagination(PageNumberPagination):
     page_size = 20
     page_size_query_param = "page_size"
     max_page_size = 100
-    page_size_query_description = "How many per page: 20 unless given, at most 100."
+    page_size_query_description = (
+        "How many per page: 20 unless given, at most 100 (a larger number gives "
+        "100; one that is not a whole number from 1 gives 20)."
+    )
+    page_query_description = (
+        "A page number from 1, or `last`: a page past the last is 404, and one "
+        "that is not a whole number from 1 is 400."
+    )
     django_paginator_class = Pages
     invalid_page_message = "{message}"  # Pages says it
 
@@ -297,9 +319,28 @@ class StatusFilter(serializers.ChoiceField):
         if value not in self.choices:
             states = ", ".join(self.choices)
             raise serializers.ValidationError(
-                f"Unknown status “{data}”: use one of {states}."
+                f"Unknown status “{shown(data)}”: use one of {states}."
             )
         return value
+
+
+# The list's query parameters that take one value: DRF would read the last of
+# ``?status=pending&status=failed`` and silently ignore the rest.
+SINGLE_VALUED = ("status", "type", "q", "page", "page_size")
+
+
+def refuse_repeated(params) -> None:
+    """A 400 naming each parameter given more than once."""
+    repeated = {
+        name: [
+            f"Give ?{name}= once, not {len(params.getlist(name))} times: the list "
+            "takes one value of each filter (ask once for each value you need)."
+        ]
+        for name in SINGLE_VALUED
+        if len(params.getlist(name)) > 1
+    }
+    if repeated:
+        raise APIValidationError(repeated)
 
 
 class ListQuery(serializers.Serializer):
@@ -334,7 +375,7 @@ class ListQuery(serializers.Serializer):
         if found is None:
             keys = ", ".join(fmt.key for fmt in READABLE)
             raise serializers.ValidationError(
-                f"Unknown type “{value}”: use one of {keys}, an extension (txt) "
+                f"Unknown type “{shown(value)}”: use one of {keys}, an extension (txt) "
                 "or a MIME type."
             )
         return found.mime_type
@@ -362,8 +403,11 @@ class DocumentList(generics.ListAPIView):
     content_negotiation_class = KnownFormats
     parser_classes = [ReadableMultiPartParser]  # no other body can carry a file
     throttle_classes = [UserThrottle, UploadRateThrottle]
+    metadata_class = RequestMetadata
+    request_serializers = {"POST": UploadSerializer}
 
     def query(self) -> dict:
+        refuse_repeated(self.request.query_params)
         query = ListQuery(data=self.request.query_params)
         query.is_valid(raise_exception=True)
         return query.validated_data
@@ -523,6 +567,8 @@ class DocumentDetail(generics.GenericAPIView):
     serializer_class = DocumentDetailSerializer
     content_negotiation_class = KnownFormats
     parser_classes = BODY_PARSERS
+    metadata_class = RequestMetadata
+    request_serializers = {"PATCH": DetailsSerializer}
 
     @extend_schema(
         parameters=[
@@ -615,6 +661,8 @@ class DocumentReprocess(generics.GenericAPIView):
     serializer_class = DocumentSerializer
     content_negotiation_class = KnownFormats
     parser_classes = [ReadableMultiPartParser, FormParser, BoundedJSONParser]
+    metadata_class = RequestMetadata
+    request_serializers = {"POST": PrioritySerializer}
 
     @extend_schema(request=PrioritySerializer, responses={202: DocumentSerializer})
     def post(self, request: Request, pk: int) -> Response:
@@ -629,7 +677,10 @@ class DocumentReprocess(generics.GenericAPIView):
         body = PrioritySerializer(data=request.data)
         body.is_valid(raise_exception=True)
         priority = _priority(request, body.validated_data)
-        _check_active_jobs(request)
+        if document.status not in ACTIVE_STATUSES:
+            # A waiting or running document adds no job (202, or 409 below): the
+            # active-job limit is no reason to refuse it.
+            _check_active_jobs(request)
         if document_reprocess(document=document, priority=priority) is None:
             document.refresh_from_db(fields=["status"])
             if document.status == Status.PROCESSING:

@@ -15,6 +15,7 @@ own 404 and 500 pages also come here for API paths.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from django.conf import settings
@@ -86,10 +87,19 @@ def or_list(words: list[str], last: str = "or") -> str:
     return f"{', '.join(words[:-1])} {last} {words[-1]}"
 
 
+# Characters that would rearrange or hide the message they are quoted in (bidi
+# overrides and isolates, line breaks, controls): written as escapes instead.
+HIDDEN_CHARACTERS = re.compile(
+    r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+)
+
+
 def shown(value: object, limit: int = 40) -> str:
-    """A caller's value, quoted in a message: cut short, so a message stays one."""
+    """A caller's value, quoted in a message: cut short, so a message stays one, and
+    with the characters that would reorder or break it (U+202E...) as escapes."""
     text = str(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    text = text if len(text) <= limit else text[: limit - 1] + "…"
+    return HIDDEN_CHARACTERS.sub(lambda found: f"\\u{ord(found[0]):04x}", text)
 
 
 def nothing_at(path: str) -> str:
