@@ -38,6 +38,9 @@ accesslog = "-"
 logconfig_dict = logging_config(
     env.str("LOG_FORMAT", default="plain"), env.level("LOG_LEVEL", default="INFO")
 )
+# A search of 500 characters (the most ``q`` takes) in Chinese or Japanese is some
+# 4,500 bytes of request line: gunicorn's default 4,094 answered it 414 itself.
+limit_request_line = 8190
 control_socket_disable = True  # one per host by default; several servers may run
 
 

@@ -24,6 +24,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from django.core.management import call_command
@@ -228,6 +229,13 @@ def test_with_log_format_json_gunicorn_s_own_lines_are_json_too(child_env, tmp_p
     access = [r["message"] for r in records if r["logger"] == "gunicorn.access"]
     assert any('"GET /healthz HTTP/1.1" 200' in line for line in access), access
     assert all(r["time"].endswith("Z") for r in records)
+
+
+def test_the_longest_search_in_any_script_reaches_the_app(server):
+    # 500 characters (the most a search takes) of Japanese: 4,500 bytes of request
+    # line, which gunicorn's default limit (4,094) answered 414 before Django saw it.
+    status, _ = get(server, "/documents/?q=" + quote("検索" * 250))
+    assert status == 302  # to the log-in page: the app answered
 
 
 def test_a_declared_length_over_the_limit_gets_413_before_the_body_is_sent(
