@@ -64,7 +64,7 @@ from documents.templatetags.documents_tags import (
     status_help,
 )
 from documents.uploads import download_name
-from jobqueue.models import Operation, QueueItem, Status
+from jobqueue.models import ACTIVE_STATUSES, Operation, QueueItem, Status
 
 PAGE_SIZE = 25
 SEARCH_PAGE_SIZE = 20
@@ -485,7 +485,9 @@ def reprocess(request: HttpRequest, pk: int) -> HttpResponse:
     if not can_reprocess(request.user, document):
         raise PermissionDenied("Only the owner or a queue operator may reprocess it.")
     try:
-        check_active_jobs(request.user)
+        # A waiting or running document adds no job: the limit is no reason to refuse.
+        if document.status not in ACTIVE_STATUSES:
+            check_active_jobs(request.user)
     except LimitReached as error:
         return refused_page(request, str(error))
     if document_reprocess(document=document) is None:

@@ -105,10 +105,17 @@ def test_active_jobs_are_limited_per_user(settings, user, other_user, make_docum
     )
     assert page.status_code == 429
     assert b"the limit is 2" in page.content
-    first = Document.objects.filter(owner=user).first()
-    assert client.post(f"/documents/{first.pk}/reprocess/").status_code == 429
-    assert client.post(f"/api/documents/{first.pk}/reprocess/").status_code == 429
-    assert Document.objects.filter(owner=user).count() == 2
+    # A finished document's reprocess would add a job: refused too.
+    finished = make_document(content=b"done", name="done.txt")
+    Document.objects.filter(pk=finished.pk).update(status=Status.FAILED)
+    assert client.post(f"/documents/{finished.pk}/reprocess/").status_code == 429
+    assert client.post(f"/api/documents/{finished.pk}/reprocess/").status_code == 429
+    # A waiting one's adds none (its extraction reads it anew): not refused.
+    waiting = Document.objects.filter(owner=user, status=Status.PENDING).first()
+    page = client.post(f"/documents/{waiting.pk}/reprocess/", follow=True)
+    assert page.status_code == 200 and "already queued" in page.content.decode()
+    assert client.post(f"/api/documents/{waiting.pk}/reprocess/").status_code == 202
+    assert QueueItem.objects.filter(document__owner=user).count() == 2
     # Finished jobs do not count, and the limit is each person's own.
     assert upload(logged_in(other_user)).status_code == 202
     QueueItem.objects.update(status=Status.COMPLETED)
