@@ -163,7 +163,8 @@ DATA_UPLOAD_MAX_NUMBER_FILES = MAX_UPLOAD_FILES + 1
 
 # --- Queue and workers ----------------------------------------------------
 QUEUE_WORKERS = env.int("QUEUE_WORKERS", default=2, low=1, high=256)
-QUEUE_MAX_RETRIES = env.int("QUEUE_MAX_RETRIES", default=3)
+# At most jobqueue.retry.MAX_RETRIES (the settings load before the apps).
+QUEUE_MAX_RETRIES = env.int("QUEUE_MAX_RETRIES", default=3, high=1000)
 # Django's tasks (@task) run on this queue, in any named queue (QUEUES empty).
 TASKS = {"default": {"BACKEND": "jobqueue.tasks.QueueBackend", "QUEUES": []}}
 QUEUE_EXTRACTION_TIMEOUT = env.float("QUEUE_EXTRACTION_TIMEOUT", default=300.0)

@@ -10,6 +10,10 @@ from jobqueue.models import ErrorType
 BACKOFF_SECONDS = (0.5, 2.0, 10.0, 30.0, 60.0)
 EXTRACTOR_MISSING_MIN_DELAY = 30.0
 PERMANENT_ERROR_TYPES = frozenset({ErrorType.CORRUPTION, ErrorType.UNSUPPORTED})
+# The most retries a job may be given (config/settings.py's QUEUE_MAX_RETRIES says it
+# again): the column is a 32-bit integer on PostgreSQL, and a larger number failed
+# every attempt's record there, the job run again and again.
+MAX_RETRIES = 1000
 
 
 def is_retryable(error_type: str) -> bool:

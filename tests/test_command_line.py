@@ -45,6 +45,9 @@ BAD_INPUT = {
         (["--workers", "1000"], "out of range"),
         # Other workers would take this one for dead, and run its jobs again.
         (["--heartbeat-interval", "90"], "too long"),
+        # PostgreSQL's integer column: every failure's record failed, the job looped.
+        (["--max-retries", "1001"], "out of range"),
+        (["--queue", "q" * 101], "at most 100 characters"),
     ],
     "clear_queue": [
         ([], "--older-than"),

@@ -54,7 +54,6 @@ def amount(unit: str, *, allow_zero: bool = False) -> Callable[[str], float]:
 positive_int = whole_number(1)
 # Threads of one process, each with its extraction child: "1000" for "10" is a typo.
 worker_count = whole_number(1, 256)
-non_negative_int = whole_number(0)
 positive_seconds = amount("seconds")
 
 

@@ -150,6 +150,14 @@ def test_a_pool_of_no_workers_is_refused_before_anything_starts():
             worker.stop(timeout=1)
 
 
+@pytest.mark.parametrize("retries", [-1, 3_000_000_000])
+def test_a_retry_budget_the_queue_cannot_keep_is_refused(retries):
+    """Beyond PostgreSQL's integer column every failure's record failed, and the job
+    was released and run again for ever."""
+    with pytest.raises(ValueError, match="max_retries must be 0 to 1000"):
+        ExtractionWorker(num_workers=1, max_retries=retries)
+
+
 def test_a_stopped_workers_uptime_and_throughput_stand_still(run_worker, make_document):
     """The guide prints ``Uptime`` and ``Throughput`` from ``get_status()``: after
     ``stop()`` the uptime went on growing, and the throughput fell towards 0."""

@@ -14,18 +14,22 @@ from django.utils.translation import ngettext
 from jobqueue.apps import WORKER_CHECKS
 from jobqueue.management.arguments import (
     log_verbosity,
-    non_negative_int,
     positive_int,
     positive_seconds,
+    whole_number,
     worker_count,
 )
 from jobqueue.models import QueueControl, QueueItem, stale_after
+from jobqueue.retry import MAX_RETRIES
 from jobqueue.worker import ExtractionWorker, register_signal_handlers
 
 # ``--once --exit-code``: the run went through, and at least one job failed in it. Apart
 # from Django's 1 (the command could not run) and argparse's 2 (bad options).
 EXIT_JOBS_FAILED = 3
 EXIT_BAD_OPTIONS = 2
+retry_count = whole_number(0, MAX_RETRIES)
+# As django-tasks' queue names, and the column holding them.
+QUEUE_NAME_MAX = 100
 
 
 def not_migrated(exc: DatabaseError) -> CommandError | None:
@@ -70,21 +74,23 @@ class Command(BaseCommand):
             type=worker_count,
             default=None,
             help="Worker threads, each with its extraction process (default: "
-            "QUEUE_WORKERS; with --once, 1 as the cron endpoint).",
+            f"QUEUE_WORKERS, {settings.QUEUE_WORKERS}; with --once, 1 as the cron "
+            "endpoint).",
         )
         parser.add_argument(
             "--max-retries",
-            type=non_negative_int,
+            type=retry_count,
             default=settings.QUEUE_MAX_RETRIES,
-            help="Retries of a failed job before it stays failed (default: "
-            "QUEUE_MAX_RETRIES).",
+            help=f"Retries of a failed job before it stays failed, 0 to {MAX_RETRIES} "
+            f"(default: QUEUE_MAX_RETRIES, {settings.QUEUE_MAX_RETRIES}).",
         )
         parser.add_argument(
             "--timeout",
             type=positive_seconds,
             default=settings.QUEUE_EXTRACTION_TIMEOUT,
             help="Seconds an extraction may go without progress before it is "
-            "stopped as timed out (default: QUEUE_EXTRACTION_TIMEOUT). A document "
+            "stopped as timed out (default: QUEUE_EXTRACTION_TIMEOUT, "
+            f"{settings.QUEUE_EXTRACTION_TIMEOUT:g}). A document "
             "read page by page gets that long for each page; anything else for "
             "the whole job.",
         )
@@ -92,7 +98,8 @@ class Command(BaseCommand):
             "--heartbeat-interval",
             type=positive_seconds,
             default=settings.QUEUE_HEARTBEAT_INTERVAL,
-            help="Seconds between heartbeats (default: QUEUE_HEARTBEAT_INTERVAL).",
+            help="Seconds between heartbeats (default: QUEUE_HEARTBEAT_INTERVAL, "
+            f"{settings.QUEUE_HEARTBEAT_INTERVAL:g}).",
         )
         parser.add_argument(
             "--poll-interval",
@@ -101,7 +108,7 @@ class Command(BaseCommand):
             help="Seconds between looks for new jobs when idle, where the database's "
             "wake-up signal is not watched; where it is, idle workers look when woken, "
             "when a retry falls due, and every 5 s at most (default: "
-            "QUEUE_POLL_INTERVAL).",
+            f"QUEUE_POLL_INTERVAL, {settings.QUEUE_POLL_INTERVAL:g}).",
         )
         parser.add_argument(
             "--stop-timeout",
@@ -116,7 +123,8 @@ class Command(BaseCommand):
             action="append",
             dest="queues",
             metavar="NAME",
-            help="Take jobs from this named queue only (repeatable; default: all).",
+            help="Take jobs from this named queue only (repeatable; default: all; "
+            f"at most {QUEUE_NAME_MAX} characters).",
         )
         parser.add_argument(
             "--once", action="store_true", help="Process what is due now, then exit."
@@ -135,7 +143,7 @@ class Command(BaseCommand):
             help="With --once: take no job that would not finish within this time; "
             "one still running at the end is stopped, charged as a timeout if it "
             "started in the budget's first half, else released uncharged (default: "
-            "CRON_BUDGET_SECONDS).",
+            f"CRON_BUDGET_SECONDS, {settings.CRON_BUDGET_SECONDS:g}).",
         )
         parser.add_argument(
             "--json",
@@ -185,6 +193,13 @@ class Command(BaseCommand):
                 f"{stale_after():g} s (QUEUE_STALE_WORKER_SECONDS), or raise that "
                 "setting."
             )
+        for name in queues or ():
+            if len(name) > QUEUE_NAME_MAX:
+                # No job is ever queued under it: the workers would wait forever.
+                raise bad_options(
+                    f"--queue “{name[:20]}…” cannot name a queue: a name has at most "
+                    f"{QUEUE_NAME_MAX} characters ({len(name)} given)."
+                )
         log_verbosity(verbosity)
         for name in queues or ():
             # A typo would otherwise wait for jobs that never come, without a word.

@@ -7,8 +7,12 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils.translation import ngettext
 
 from jobqueue.management.arguments import amount
-from jobqueue.models import stale_job_after
+from jobqueue.models import stale_after, stale_job_after
 from jobqueue.services import QueueManager
+
+# Options refused: argparse's exit status, as process_queue's, so a cron wrapper tells
+# them from a run that could not reach the database (1).
+EXIT_BAD_OPTIONS = 2
 
 
 class Command(BaseCommand):
@@ -24,14 +28,16 @@ class Command(BaseCommand):
             default=None,
             help="Also rescue jobs processing longer than this, and at least as long "
             "as QUEUE_EXTRACTION_TIMEOUT (default: as the workers rescue them, "
-            "QUEUE_STALE_JOB_MINUTES, 30, or twice QUEUE_EXTRACTION_TIMEOUT if more).",
+            "QUEUE_STALE_JOB_MINUTES, or twice QUEUE_EXTRACTION_TIMEOUT if more: "
+            f"{stale_job_after():g}).",
         )
         parser.add_argument(
             "--heartbeat-seconds",
             type=amount("seconds"),
             default=None,
             help="A worker silent for this long is presumed dead (default: "
-            "QUEUE_STALE_WORKER_SECONDS, and at least three heartbeat intervals).",
+            "QUEUE_STALE_WORKER_SECONDS, and at least three heartbeat intervals: "
+            f"{stale_after():g}).",
         )
 
     def handle(
@@ -51,7 +57,8 @@ class Command(BaseCommand):
             raise CommandError(
                 f"--minutes {minutes:g} would take jobs from live workers: use at "
                 f"least the extraction timeout ({timeout_minutes:g} minutes, "
-                "QUEUE_EXTRACTION_TIMEOUT)."
+                "QUEUE_EXTRACTION_TIMEOUT).",
+                returncode=EXIT_BAD_OPTIONS,
             )
         beats = 3 * settings.QUEUE_HEARTBEAT_INTERVAL
         if heartbeat_seconds is not None and heartbeat_seconds < beats:
@@ -59,7 +66,8 @@ class Command(BaseCommand):
             # taken from it and run twice.
             raise CommandError(
                 f"--heartbeat-seconds {heartbeat_seconds:g} would take live workers "
-                f"for dead: use at least three heartbeat intervals ({beats:g} s)."
+                f"for dead: use at least three heartbeat intervals ({beats:g} s).",
+                returncode=EXIT_BAD_OPTIONS,
             )
         queue = QueueManager()
         # Run right after a database outage, every worker's heartbeat is stale:
