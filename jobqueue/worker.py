@@ -125,17 +125,19 @@ def job_fields(event: str, item: QueueItem, worker_id: str) -> dict[str, Any]:
 
 def log_started(item: QueueItem, worker_id: str) -> None:
     """One log record per job start (pool and --once alike)."""
-    fields = job_fields("job_started", item, worker_id)
-    logger.info(
-        "[%s] started job %s (%s)", worker_id, item.pk, item.operation, extra=fields
-    )
+    if logger.isEnabledFor(logging.INFO):  # its fields are not free, per job
+        fields = job_fields("job_started", item, worker_id)
+        logger.info(
+            "[%s] started job %s (%s)", worker_id, item.pk, item.operation, extra=fields
+        )
 
 
 def log_outcome(item: QueueItem, worker_id: str, outcome: Outcome) -> None:
     """One log record per job end: completed, or failed with its error type."""
     if outcome.completed:
-        fields = job_fields("job_completed", item, worker_id)
-        logger.info("[%s] completed job %s", worker_id, item.pk, extra=fields)
+        if logger.isEnabledFor(logging.INFO):
+            fields = job_fields("job_completed", item, worker_id)
+            logger.info("[%s] completed job %s", worker_id, item.pk, extra=fields)
         return
     fields = {
         **job_fields("job_failed", item, worker_id),
@@ -192,6 +194,10 @@ class ExtractionWorker:
         if num_workers < 1:
             # A pool of none would start its heartbeat and wake-up threads, then fail.
             raise ValueError(f"num_workers must be 1 or more, not {num_workers}.")
+        if not 0 <= max_retries <= retry.MAX_RETRIES:
+            raise ValueError(
+                f"max_retries must be 0 to {retry.MAX_RETRIES}, not {max_retries}."
+            )
         self.num_workers = num_workers
         # Named queues this worker takes jobs from (None: all).
         self.queues = queues

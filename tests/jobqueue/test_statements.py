@@ -71,6 +71,26 @@ def test_statements_per_claim_and_completion(make_document):
     assert figures == EXPECTED[connection.vendor]
 
 
+def test_a_claimed_item_is_the_model_instance_a_query_would_load(make_document):
+    """Built from the claim's row without ``Model.__init__``: the instance must
+    still be Django's in every way a kind, a task or an event handler may use it."""
+    queue = QueueManager()
+    document = make_document(b"text")
+    job = queue.enqueue(document.pk, priority=3)
+    item = queue.claim("w1")
+    loaded = QueueItem.objects.get(pk=job)
+    assert item == loaded and not item._state.adding and item._state.db == "default"
+    for name in sql.CLAIMED_FIELDS:
+        assert getattr(item, name) == getattr(loaded, name), name
+    assert item.created_at.tzinfo is not None and item.payload == {}
+    # The fields the claim does not return load when read, as deferred ones do.
+    assert "error_message" in item.get_deferred_fields()
+    assert item.error_message == "" and item.document == document
+    item.error_message = "noted"
+    item.save(update_fields=["error_message"])
+    assert QueueItem.objects.get(pk=job).error_message == "noted"
+
+
 # What only a database's own module may say: which database this is, or its SQL.
 VENDOR_SPECIFIC = re.compile(
     r"\bvendor\b|clock_timestamp|strftime\('|\bNOTIFY\b|\bLISTEN\b|json_each"
