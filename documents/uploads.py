@@ -19,13 +19,14 @@ from django.utils.datastructures import MultiValueDict
 
 from documents.extractors.detect import detect_format, read_prefix, unsupported_reason
 from documents.extractors.formats import (
+    TEXT,
     Format,
     by_extension,
     by_mime_type,
     named_format,
     with_article,
 )
-from documents.extractors.sniff import ZIP_MAGIC
+from documents.extractors.sniff import ZIP_MAGIC, text_but_for_stray_nuls
 
 MAX_FILENAME_LENGTH = 200
 # A file whose own name has nothing usable is called this, with its type's extension.
@@ -187,7 +188,7 @@ def check_upload(upload: UploadedFile) -> CheckedUpload:
             f"{filesizeformat(limit)}.",
             code="too_large",
         )
-    detected, reason = _readable_format(upload.file)
+    detected, reason = _readable_format(upload.file, filename)
     if detected is None:
         raise ValidationError(
             f"“{filename}” is not a file we can read. {reason}", code="unsupported"
@@ -206,9 +207,10 @@ def check_upload(upload: UploadedFile) -> CheckedUpload:
     return CheckedUpload(file=upload, filename=filename, mime_type=fmt.mime_type)
 
 
-def _readable_format(file: IO[bytes]) -> tuple[Format | None, str]:
+def _readable_format(file: IO[bytes], filename: str) -> tuple[Format | None, str]:
     """The file's format when we read it, else None and why not; bounded for the
-    web process (see MAX_ZIP_DIRECTORY_BYTES)."""
+    web process (see MAX_ZIP_DIRECTORY_BYTES). Text with a stray NUL is read when
+    its name promises text: its bytes alone look binary (the NUL is dropped)."""
     if read_prefix(file).startswith(ZIP_MAGIC) and (
         _zip_directory_bytes(file) > MAX_ZIP_DIRECTORY_BYTES
     ):
@@ -219,6 +221,14 @@ def _readable_format(file: IO[bytes]) -> tuple[Format | None, str]:
         # olefile walks an OLE file's directory tree by recursion: a crafted one
         # a few thousand entries deep raised out of detection, a server error.
         return None, DAMAGED_DIRECTORY
+    if detected is None:
+        claimed = by_extension(filename)
+        if (
+            claimed is not None
+            and claimed.extractor == TEXT.extractor
+            and text_but_for_stray_nuls(read_prefix(file))
+        ):
+            return claimed, ""
     if detected is None or not detected.readable:
         return None, unsupported_reason(file)
     return detected, ""

@@ -24,7 +24,15 @@ from .base import (
     short_reason,
 )
 from .detect import detect_format
-from .formats import EMAIL, IMAGES, PDF, TEXT, Format, by_extension
+from .formats import (
+    EMAIL,
+    IMAGES,
+    PDF,
+    REFUSED_PICTURES,
+    TEXT,
+    Format,
+    by_extension,
+)
 from .html import html_lines
 from .text import bom_codec, codec_for_label, decode, detect_encoding
 
@@ -65,6 +73,7 @@ _MAX_READ_ATTACHMENTS = 20
 _MAX_ATTACHMENT_BYTES = 25 * 1024 * 1024
 _MAX_ATTACHMENT_PAGES = 500
 _CUT_SHORT = "cut short in the e-mail"
+_NOT_OCRED = "scans are not OCRed here"
 # A body only its recipient's key opens (S/MIME, OpenPGP), or signed inside a
 # PKCS #7 blob: its headers are all there is to read.
 _SEALED_TYPES = (
@@ -114,6 +123,8 @@ class _Attachments:
         self.past_count = 0  # documents past _MAX_READ_ATTACHMENTS, named only
         self.unread: list[str] = []  # "name (why)"
         self.cut: list[str] = []  # read in part: "name (how far)"
+        # Of a format not read (old Office files): the names, its advice said once.
+        self.refused: dict[Format, list[str]] = {}
         self.invitations: set[tuple[str, ...]] = set()  # those read, to read once
         # The last part of an e-mail without its closing boundary: cut short, if
         # it cannot be read (some programs leave the boundary out).
@@ -138,6 +149,11 @@ class _Attachments:
         ending = cut or part is self.ending
         if ending and (fmt is None or not _document(fmt, part, name)):
             fmt = by_extension(name)  # what is left may not look like one
+        if fmt is not None and _refused_document(fmt):
+            # An old .doc is a document all the same: its reader is told why its
+            # text is missing, and what to do, as an upload of it would be.
+            self.refused.setdefault(fmt, []).append(name)
+            return
         if fmt is None or not _document(fmt, part, name):
             return
         if len(data) > _MAX_ATTACHMENT_BYTES:
@@ -148,32 +164,36 @@ class _Attachments:
             return
         self.left -= 1
         try:
-            text, pages = self._text(part, data, fmt)
+            result = self._text(part, data, fmt)
         except Exception as exc:  # damage, or a fault: it costs its own text only
             why = f"{_CUT_SHORT}: " if ending else ""
             self.unread.append(f"{name} ({why}{short_reason(exc)})")
             return
+        text, pages = result.text, result.page_count
         if not text.strip():
             if ending:
                 self.unread.append(f"{name} ({_CUT_SHORT})")
             elif fmt is PDF:
-                self.unread.append(f"{name} (no text layer; scans are not OCRed here)")
+                self.unread.append(f"{name} (no text layer; {_NOT_OCRED})")
             return
+        parts = []
         if cut:
-            self.cut.append(f"{name} ({_CUT_SHORT})")
+            parts.append(_CUT_SHORT)
         elif fmt is PDF and pages and pages > self.options.max_pages:
-            self.cut.append(
-                f"{name} (its first {self.options.max_pages:,} of {pages:,} pages)"
-            )
+            parts.append(f"its first {self.options.max_pages:,} of {pages:,} pages")
+        if fmt is PDF and "unread_pages" in result.details:
+            # Its typed pages were read, its scans not: the reader is told which.
+            parts.append(_unread_pages(result.details["unread_pages"]))
+        if parts:
+            self.cut.append(f"{name} ({'; '.join(parts)})")
         yield f"Attachment: {name}"
         yield from text.splitlines()
 
-    def _text(
-        self, part: EmailMessage, data: bytes, fmt: Format
-    ) -> tuple[str, int | None]:
-        """The attachment's text, and its count of pages if it has pages."""
+    def _text(self, part: EmailMessage, data: bytes, fmt: Format) -> ExtractionResult:
+        """The attachment's text, with its count of pages if it has pages."""
         if fmt.extractor == TEXT.extractor and part.get_content_maintype() == "text":
-            return part_text(part), None  # by its declared charset, as the body's parts
+            # By its declared charset, as the body's parts.
+            return ExtractionResult(part_text(part), None, 1.0, "email")
         settings = {
             field.name: getattr(self.options, field.name)
             for field in dataclasses.fields(self.options)
@@ -182,15 +202,16 @@ class _Attachments:
         with tempfile.NamedTemporaryFile(prefix="attachment-") as fh:
             fh.write(data)
             fh.flush()
-            result = registry.extract(fh.name, mime_type=fmt.mime_type, **settings)
-        return result.text, result.page_count
+            return registry.extract(fh.name, mime_type=fmt.mime_type, **settings)
 
     @property
     def note(self) -> str:
         """What was not read, and why."""
-        unread = (
-            f"Attachments not read: {'; '.join(self.unread)}." if self.unread else ""
-        )
+        reasons = self.unread + [
+            f"{', '.join(names)} ({_refusal(fmt)})"
+            for fmt, names in self.refused.items()
+        ]
+        unread = f"Attachments not read: {'; '.join(reasons)}." if reasons else ""
         cut = f"Attachments read in part: {'; '.join(self.cut)}." if self.cut else ""
         past = (
             f"Only the first {_MAX_READ_ATTACHMENTS} attachments that are documents "
@@ -199,6 +220,26 @@ class _Attachments:
             else ""
         )
         return join_notes(unread, cut, past)
+
+
+def _unread_pages(ranges: str) -> str:
+    """ "its pages 2-3, 7 have no text layer and were not read; ..." """
+    if ranges.isdigit():
+        return f"its page {ranges} has no text layer and was not read; {_NOT_OCRED}"
+    return f"its pages {ranges} have no text layer and were not read; {_NOT_OCRED}"
+
+
+def _refused_document(fmt: Format) -> bool:
+    """A document in a format that is not read (an old .doc, .xls or .ppt, an
+    Outlook .msg, a password-protected Office file); not a picture, never read."""
+    return not fmt.readable and fmt not in REFUSED_PICTURES
+
+
+def _refusal(fmt: Format) -> str:
+    """Its format's refusal, as the reason in a note: "an old Word 97-2003 (DOC)
+    file, which cannot be read; open it in Word or LibreOffice, save it as ..."."""
+    reason = fmt.refusal.rstrip(".").removeprefix("This is ")
+    return reason[:1].lower() + reason[1:] if reason.startswith("This") else reason
 
 
 def _document(fmt: Format, part: EmailMessage, name: str) -> bool:

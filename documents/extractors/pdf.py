@@ -403,17 +403,20 @@ def _result(
     dubious = sum(p.dubious for p in pages if p.ocr_confidence is None)
     quality = max(0.0, 1.0 - dubious / chars)
     scores = []
-    missing = 0  # pages whose text we could not read
-    for page in pages:
+    unread = []  # pages whose text we could not read
+    for number, page in enumerate(pages, 1):
         if page.ocr_confidence is not None:
             scores.append(page.ocr_confidence)
         elif page.text:
             scores.append(quality)
         elif not page.blank:
             scores.append(0.0)
-            missing += 1
+            unread.append(number)
+    missing = len(unread)
     note = ocr_note
     if missing:
+        # Named for whoever reads this document inside another (an e-mail's).
+        details = {**details, "unread_pages": page_ranges(unread)}
         note = f"{missing} of {len(pages)} pages have no readable text"
         if ocr_note:
             note += f" (scanned images or damaged pages): {ocr_note}"

@@ -117,6 +117,10 @@ _MAX_INNER_NUL_RUNS = 4
 # Fewer, shorter NULs: one strayed into text (a bad copy, an editor's crash) in so
 # many bytes at most; binary data has one in 256 or more, and a sentence none.
 _BYTES_PER_STRAY_NUL = 1024
+# A file named as text (.txt, .csv, .md) may hold a few more: in a short sample the
+# bytes cannot tell a stray NUL (an export, an editor's crash) from binary data's,
+# and its name, which promises text, settles it.
+_NAMED_TEXT_STRAY_NULS = 4
 _IMAGES = (b"\x89PNG", b"\xff\xd8\xff", b"GIF8", b"II*\x00", b"MM\x00*")
 _BINARY_MAGIC = (*_IMAGES, OLE_MAGIC, *ZIP_MAGIC, b"\x1f\x8b", b"7z\xbc")
 # A tar archive's magic, after its first member's name, mode, sizes and dates (POSIX,
@@ -240,6 +244,29 @@ def _without_nul_padding(prefix: bytes) -> bytes | None:
     if padding > _MAX_INNER_NUL_RUNS or stray > len(text) // _BYTES_PER_STRAY_NUL:
         return None
     return _PADDING_NULS.sub(b"", text)
+
+
+def text_but_for_stray_nuls(prefix: bytes) -> bool:
+    """True when bytes holding a few stray NULs (at most _NAMED_TEXT_STRAY_NULS, or
+    the share text may hold anyway) are text once those are taken out, without a
+    single other control: for a file whose name promises text. Binary data has
+    more NULs, or other controls (an executable's header)."""
+    text = prefix.strip(b"\x00")
+    stray = sum(len(run) for run in _NULS.findall(text) if len(run) < _MIN_INNER_NULS)
+    allowed = max(_NAMED_TEXT_STRAY_NULS, len(text) // _BYTES_PER_STRAY_NUL)
+    if not stray or stray > allowed:
+        return False
+    cleaned = _NULS.sub(
+        lambda run: run.group() if len(run.group()) >= _MIN_INNER_NULS else b"", text
+    )
+    if not looks_like_text(cleaned):
+        return False
+    cleaned = _PADDING_NULS.sub(b"", cleaned)
+    decoded = _decode_utf8_prefix(cleaned)
+    if decoded is None or "\x1b" in decoded:
+        decoded = _guess_decode(cleaned)
+    decoded = TERMINAL_ESCAPES.sub("", decoded).removesuffix(_DOS_END_OF_FILE)
+    return "\ufffd" not in decoded and not _CONTROL.search(decoded)
 
 
 def unicode_without_bom(prefix: bytes) -> str | None:
