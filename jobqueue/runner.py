@@ -69,6 +69,10 @@ STORE_REFUSED = (
     "The result was produced but the database refused to store it "
     "(too large, or characters it cannot hold)."
 )
+FAILURE_REFUSED = (
+    "The job failed, and the database refused to record its failure as it was, so "
+    "it is not tried again. The failure: {error}"
+)
 PROGRESS_POLL = 2.0  # seconds between looks at a long extraction's progress
 # A worker's folder for its jobs' progress, named after its host and pid so that the
 # next worker started can tell it from a live one's once a SIGKILL left it behind.
@@ -368,26 +372,58 @@ class JobRunner:
                     False, error_type=ErrorType.UNSUPPORTED, error_message=STORE_REFUSED
                 )
         if not outcome.completed:
-            kind = operations.get(item.operation)
-            allowed = operations.retries_allowed(item.operation, self.max_retries)
-            with transaction.atomic():
-                outcome.recorded = self.queue.failed(
-                    item.pk,
-                    outcome.error_message,
-                    outcome.error_type,
-                    max_retries=allowed,
-                    worker_id=worker_id,
-                    attempt=item.attempts,
-                    extraction_time_ms=elapsed_ms,
+            try:
+                self._record_failure(item, worker_id, outcome, elapsed_ms)
+            except DatabaseError as exc:
+                if is_database_fault(exc):
+                    raise
+                # The database refused the failure's own writes (a kind's
+                # ``on_failure``, a value out of range): left processing, the job
+                # would be released and run again for ever. Ended, plainly.
+                logger.exception("Could not record the failure of job %s", item.pk)
+                outcome = Outcome(
+                    False,
+                    error_type=ErrorType.UNKNOWN,
+                    error_message=FAILURE_REFUSED.format(
+                        error=outcome.error_message.strip()[:500]
+                    ),
                 )
-                outcome.retry_in = retry.retry_delay(
-                    retry.normalise_error_type(outcome.error_type),
-                    item.attempts,
-                    allowed,
+                self._record_failure(
+                    item, worker_id, outcome, elapsed_ms, max_retries=0
                 )
-                if outcome.recorded and kind is not None and kind.on_failure:
-                    kind.on_failure(item, outcome)
         return outcome
+
+    def _record_failure(
+        self,
+        item: QueueItem,
+        worker_id: str,
+        outcome: Outcome,
+        elapsed_ms: int,
+        *,
+        max_retries: int | None = None,
+    ) -> None:
+        """Record a failed attempt through the retry rules, with the kind's
+        ``on_failure`` writes in the same transaction; ``max_retries=0`` ends it
+        for good, without them."""
+        kind = operations.get(item.operation)
+        allowed = operations.retries_allowed(item.operation, self.max_retries)
+        if max_retries is not None:
+            allowed, kind = max_retries, None
+        with transaction.atomic():
+            outcome.recorded = self.queue.failed(
+                item.pk,
+                outcome.error_message,
+                outcome.error_type,
+                max_retries=allowed,
+                worker_id=worker_id,
+                attempt=item.attempts,
+                extraction_time_ms=elapsed_ms,
+            )
+            outcome.retry_in = retry.retry_delay(
+                retry.normalise_error_type(outcome.error_type), item.attempts, allowed
+            )
+            if outcome.recorded and kind is not None and kind.on_failure:
+                kind.on_failure(item, outcome)
 
     def claims_with_record(self, item: QueueItem, outcome: Outcome) -> bool:
         """Whether ``record`` with ``claim_next`` claims in the completion's own

@@ -33,6 +33,7 @@ from documents.extractors.registry import extract
 from documents.models import Document
 from documents.services import document_create
 from documents.uploads import check_upload
+from jobqueue import operations
 from jobqueue.child import run_job
 from jobqueue.models import ErrorType, ExtractionMetric, QueueItem, Status
 from jobqueue.worker import process_document_queue
@@ -479,6 +480,34 @@ def test_hostile_files_end_cleanly_and_good_ones_are_untouched(start_worker, use
     assert slowest < (TIMEOUT + 10) * 1000
     hang = next(c for c in cases if c.name == "hang.txt")
     assert QueueItem.objects.get(document=hang.document).attempts == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_failure_the_database_refuses_to_record_ends_the_job_not_a_loop(
+    queue, monkeypatch
+):
+    """A kind's ``on_failure`` writes (or a value out of range) that the database
+    refuses: the job was left processing, released, and run again for ever."""
+
+    def run(item):
+        raise ValueError("the job's own failure")
+
+    def on_failure(item, outcome):  # a write the database refuses as data
+        QueueItem.objects.filter(pk=item.pk).update(operation=None)
+
+    kind = operations.JobKind(name="hostile_failure", run=run, on_failure=on_failure)
+    monkeypatch.setitem(operations._kinds, kind.name, kind)
+    job_id = queue.enqueue_job(kind.name, payload={}).pk
+    counts = process_document_queue(time_budget=5)
+    assert counts == {"processed": 1, "completed": 0, "failed": 1}
+    job = QueueItem.objects.get(pk=job_id)
+    assert (job.status, job.attempts, job.error_type) == (
+        Status.FAILED,
+        1,
+        ErrorType.UNKNOWN,
+    )
+    assert "refused to record its failure" in job.error_message
+    assert "the job's own failure" in job.error_message
 
 
 @pytest.mark.django_db(transaction=True)
