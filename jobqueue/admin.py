@@ -49,6 +49,7 @@ from jobqueue.models import (
     QueueItem,
     Status,
     WorkerHeartbeat,
+    stale_after,
 )
 from jobqueue.retry import PERMANENT_ERROR_TYPES, is_retryable
 from jobqueue.services import QueueManager, delete_finished_items
@@ -69,6 +70,37 @@ TASK_ERRORS_SHOWN = 10
 def counted(forms: Plural, count: int, **extra: Any) -> str:
     """``ngettext`` of a message pair, filled with the count."""
     return ngettext(*forms, count) % {"count": count, **extra}
+
+
+STOPPED: Plural = (
+    "Stopped %(count)d job: its worker ends it within seconds",
+    "Stopped %(count)d jobs: their workers end them within seconds",
+)
+# A stop cancels the job at once, and only a live worker ends the work. A job whose
+# worker is gone is cancelled all the same, and the rescue, which takes processing jobs
+# only, no longer sends it back to the queue; a release would have.
+STOPPED_ORPHANED: Plural = (
+    "Stopped %(count)d job whose worker is not alive (stopped, or no heartbeat for "
+    "%(seconds)s s): it is cancelled at once, and no rescue will send it back to the "
+    "queue (“Release selected processing jobs to pending” would have)",
+    "Stopped %(count)d jobs whose workers are not alive (stopped, or no heartbeat "
+    "for %(seconds)s s): they are cancelled at once, and no rescue will send them "
+    "back to the queue (“Release selected processing jobs to pending” would have)",
+)
+ORPHANED_STOP = (
+    "its worker {worker} is not alive (stopped, or no heartbeat for {seconds:g} s), "
+    "so the job is cancelled at once, and no rescue will send it back to the queue. "
+    "To run such a job again instead, use “Release selected processing jobs to "
+    "pending” in the queue's list."
+)
+
+
+def held_by_dead_workers(queryset: QuerySet) -> set[int]:
+    """The running jobs among ``queryset`` whose worker is not alive (stopped, or no
+    heartbeat within ``stale_after()``), as the rescue presumes them dead."""
+    alive = WorkerHeartbeat.objects.in_state("alive").values("worker_id")
+    running = queryset.filter(status=Status.PROCESSING).exclude(claimed_by__in=alive)
+    return set(running.values_list("pk", flat=True))
 
 
 def bounded_pre(text: str, limit: int = TASK_VALUE_MAX) -> SafeString:
@@ -567,19 +599,29 @@ class QueueItemAdmin(BoundedDeleteMixin, admin.ModelAdmin):
 
     @admin.action(description="Stop selected running jobs", permissions=["change"])
     def stop_jobs(self, request: HttpRequest, queryset: QuerySet) -> None:
-        self._apply(
+        ids = list(queryset.values_list("pk", flat=True))
+        orphaned = held_by_dead_workers(queryset)
+        done = QueueManager().stop_many(ids)
+        self._log(request, done, "Stopped")
+        lost = sum(pk in orphaned for pk in done)
+        parts = []
+        if len(done) > lost or not lost:
+            parts.append(counted(STOPPED, len(done) - lost))
+        if lost:
+            text = counted(STOPPED_ORPHANED, lost, seconds=f"{stale_after():g}")
+            parts.append(text[0].lower() + text[1:] if parts else text)
+        self._report(
             request,
-            queryset,
-            QueueManager().stop_many,
+            len(done),
+            "; ".join(parts),
             (
-                "Stopped %(count)d job: its worker ends it within seconds",
-                "Stopped %(count)d jobs: their workers end them within seconds",
-            ),
-            (
-                "skipped %(count)d that was not running, or runs in its worker's "
-                "own thread (a task), which cannot be stopped midway",
-                "skipped %(count)d that were not running, or run in their worker's "
-                "own thread (tasks), which cannot be stopped midway",
+                (
+                    "skipped %(count)d that was not running, or runs in its worker's "
+                    "own thread (a task), which cannot be stopped midway",
+                    "skipped %(count)d that were not running, or run in their "
+                    "worker's own thread (tasks), which cannot be stopped midway",
+                ),
+                len(ids) - len(done),
             ),
         )
 
@@ -772,11 +814,19 @@ class QueueItemAdmin(BoundedDeleteMixin, admin.ModelAdmin):
         if refused:
             return refused
         if item.status == Status.PROCESSING:
+            orphaned = held_by_dead_workers(QueueItem.objects.filter(pk=item.pk))
             if QueueManager().stop_many([item.pk]):
                 self._log(request, [item.pk], "Stopped")
                 self.message_user(
                     request,
-                    f"Stopped job #{item.pk}: its worker ends it within seconds.",
+                    f"Stopped job #{item.pk}: "
+                    + (
+                        ORPHANED_STOP.format(
+                            worker=item.claimed_by or "-", seconds=stale_after()
+                        )
+                        if orphaned
+                        else "its worker ends it within seconds."
+                    ),
                     messages.SUCCESS,
                 )
                 return redirect("admin:jobqueue_queueitem_change", item.pk)

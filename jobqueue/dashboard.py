@@ -9,10 +9,12 @@ The admin (``jobqueue.admin``) mounts the views below through ``get_urls`` and
 from __future__ import annotations
 
 import logging
+import math
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, QuerySet
@@ -31,6 +33,7 @@ from django.utils.safestring import SafeString
 from django.utils.translation import ngettext
 
 from jobqueue import monitoring
+from jobqueue.management.arguments import MAX_DAYS
 from jobqueue.models import (
     FINISHED_STATUSES,
     ErrorType,
@@ -276,14 +279,36 @@ def pause_view(model_admin: ModelAdmin, request: HttpRequest) -> HttpResponse:
 # --- Clearing old entries -----------------------------------------------------
 
 
+# The clear page's days when housekeeping keeps finished items (the setting at 0):
+# the setting's own default.
+KEEP_DAYS_FALLBACK = 30
+
+
+def default_clear_days() -> tuple[int, str]:
+    """The clear page's days to start from, and a sentence saying where they come
+    from: ``QUEUE_KEEP_FINISHED_DAYS`` in whole days (rounded up, so the default
+    never clears what housekeeping keeps), or 30 where housekeeping keeps all."""
+    keep = settings.QUEUE_KEEP_FINISHED_DAYS
+    if keep <= 0:
+        return KEEP_DAYS_FALLBACK, (
+            f"Default {KEEP_DAYS_FALLBACK}: the workers' housekeeping keeps finished "
+            "items (QUEUE_KEEP_FINISHED_DAYS is 0)."
+        )
+    days = min(math.ceil(keep), MAX_DAYS)
+    rounded = "" if days == keep else f", {keep:g} rounded up"
+    return days, (
+        f"Default {days} (QUEUE_KEEP_FINISHED_DAYS{rounded}): the age at which the "
+        "workers' housekeeping deletes them anyway."
+    )
+
+
 class ClearOldForm(forms.Form):
     """Which finished items to delete: older than N days, in the chosen states."""
 
     # Bounded above: a cutoff before year 1 cannot be computed (OverflowError).
     days = forms.IntegerField(
         min_value=0,
-        max_value=36500,
-        initial=30,
+        max_value=MAX_DAYS,
         label="Finished more than this many days ago",
     )
     statuses = forms.TypedMultipleChoiceField(
@@ -292,6 +317,12 @@ class ClearOldForm(forms.Form):
         widget=forms.CheckboxSelectMultiple,
         label="States",
     )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Read per form, not at import: the setting is the housekeeping's in force.
+        days = self.fields["days"]
+        days.initial, days.help_text = default_clear_days()
 
 
 def paused_banner(request: HttpRequest) -> dict[str, Any]:
@@ -333,11 +364,12 @@ def clear_counts(days: int, statuses: list[str]) -> tuple[int, dict[str, int]]:
     return total, per_state
 
 
-def stopped_heartbeats(days: int, statuses: list[str]) -> QuerySet | None:
+def stopped_heartbeats(days: float, statuses: list[str] | None) -> QuerySet | None:
     """The heartbeats of workers stopped or silent (killed) more than ``days`` ago,
-    which a clearing of every finished state deletes too (as ``clear_queue`` and the
-    workers' housekeeping do); None when the states are narrowed, which keeps them."""
-    if set(statuses) != set(FINISHED_STATUSES):
+    which a clearing of every finished state (``statuses`` None, or all three) deletes
+    too, as the workers' housekeeping does; None when the states are narrowed, which
+    keeps them. The clear page and ``clear_queue`` both ask here."""
+    if statuses and set(statuses) != set(FINISHED_STATUSES):
         return None
     return QueueManager().gone_workers_older_than(days)
 

@@ -26,9 +26,12 @@ def whole_number(low: int, high: int | None = None) -> Callable[[str], int]:
     return parse
 
 
-# A century in each unit: more is a typo, and PostgreSQL's timestamps (and the
-# platform's time_t) overflow long before a float does.
-_CENTURY = {"seconds": 3_155_760_000, "minutes": 52_596_000, "days": 36_525}
+# A century (of 365 days), the most any amount of time may be in each unit: more is a
+# typo, and PostgreSQL's timestamps (and the platform's time_t) overflow long before a
+# float does. The one limit on days: the settings, the commands' options, an API
+# token's expiry and the admin's clear page.
+MAX_DAYS = 36_500
+_CENTURY = {"seconds": MAX_DAYS * 86_400, "minutes": MAX_DAYS * 1_440, "days": MAX_DAYS}
 
 
 def amount(unit: str, *, allow_zero: bool = False) -> Callable[[str], float]:

@@ -396,6 +396,7 @@ def test_cancel_only_touches_waiting_jobs(admin_client, make_item):
 
 
 def test_stop_ends_running_extractions_and_leaves_the_rest(admin_client, make_item):
+    WorkerHeartbeat.objects.create(worker_id="w1", status="busy")  # a live worker
     running = make_item(Status.PROCESSING, claimed_by="w1", attempts=1)
     waiting = make_item(Status.PENDING)
     _, msgs = run_action(admin_client, "stop_jobs", [running, waiting])

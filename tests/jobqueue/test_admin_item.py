@@ -8,7 +8,13 @@ from django.contrib.auth.models import Permission
 from django.contrib.messages import get_messages
 from django.urls import reverse
 
-from jobqueue.models import ErrorType, ExtractionMetric, QueueItem, Status
+from jobqueue.models import (
+    ErrorType,
+    ExtractionMetric,
+    QueueItem,
+    Status,
+    WorkerHeartbeat,
+)
 from jobqueue.services import QueueManager
 
 pytestmark = pytest.mark.django_db
@@ -86,6 +92,7 @@ def test_the_item_page_has_retry_and_cancel_buttons(admin_client, failed_item):
 
 
 def test_the_item_page_stops_a_running_extraction(admin_client, make_document):
+    WorkerHeartbeat.objects.create(worker_id="w1", status="busy")  # a live worker
     item = QueueItem.objects.create(
         document=make_document(), status=Status.PROCESSING, claimed_by="w1"
     )

@@ -6,7 +6,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from documents.tokens import create_token
-from jobqueue.management.arguments import whole_number
+from jobqueue.management.arguments import MAX_DAYS, whole_number
 
 
 class Command(BaseCommand):
@@ -22,7 +22,7 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--expires-days",
-            type=whole_number(1, 36500),
+            type=whole_number(1, MAX_DAYS),
             metavar="DAYS",
             help="Let the token expire after DAYS days (default: never).",
         )

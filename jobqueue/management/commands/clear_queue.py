@@ -1,11 +1,13 @@
-"""Delete finished queue items older than N days (as the admin's clear page does), and
-the heartbeats of workers stopped (or killed: silent) that long ago."""
+"""Delete finished queue items older than N days (as the admin's clear page does), and,
+unless --status leaves a finished state out, the heartbeats of workers stopped (or
+killed: silent) that long ago."""
 
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.translation import ngettext
 
+from jobqueue.dashboard import stopped_heartbeats
 from jobqueue.management.arguments import amount
 from jobqueue.models import FINISHED_STATUSES
 from jobqueue.services import QueueManager
@@ -26,7 +28,10 @@ class Command(BaseCommand):
             "--status",
             action="append",
             choices=[str(s) for s in FINISHED_STATUSES],
-            help="Only these states (repeatable); default: all finished states.",
+            help=(
+                "Only these states (repeatable); default: all finished states. "
+                "Leaving one out keeps the stopped workers' heartbeats."
+            ),
         )
         parser.add_argument(
             "--dry-run", action="store_true", help="Say how many, delete nothing."
@@ -46,8 +51,9 @@ class Command(BaseCommand):
             matching = queue.finished_older_than(older_than, status).count()
         except ValueError as error:
             raise CommandError(str(error)) from None
-        # --status narrows the clearing to those items: the heartbeats stay.
-        stopped = None if status else queue.gone_workers_older_than(older_than)
+        # A --status that leaves out a finished state narrows the clearing to those
+        # items: the heartbeats stay. All three are the default (as on the clear page).
+        stopped = stopped_heartbeats(older_than, status)
         if dry_run:
             also = _heartbeats(stopped.count()) if stopped is not None else ""
             self.stdout.write(f"Would delete {_items(matching)}{also} (dry run).")
