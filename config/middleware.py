@@ -32,9 +32,22 @@ class ForwardedForMiddleware:
         if settings.TRUST_X_FORWARDED_FOR:
             forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
             with contextlib.suppress(ValueError):
-                client = ipaddress.ip_address(forwarded.rsplit(",", 1)[-1].strip())
+                client = forwarded_address(forwarded.rsplit(",", 1)[-1])
                 request.META["REMOTE_ADDR"] = str(client)
         return self.get_response(request)
+
+
+def forwarded_address(value: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    """An address as proxies write it: ``1.2.3.4``, ``2001:db8::1``, or with the
+    client's port, ``1.2.3.4:5678`` or ``[2001:db8::1]:5678`` (some proxies add it).
+    Taken for a bad address, one with a port left every client on the proxy's
+    address: one lock-out for all of them."""
+    value = value.strip()
+    if value.startswith("["):
+        value = value[1:].partition("]")[0]
+    elif value.count(":") == 1:
+        value = value.partition(":")[0]
+    return ipaddress.ip_address(value)
 
 
 class RejectNulMiddleware:

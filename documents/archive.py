@@ -44,11 +44,22 @@ MISSING_NAME = "MISSING.txt"
 NOT_IN_WINDOWS_NAMES = str.maketrans(dict.fromkeys('<>:"|?*\\', "_"))
 
 
+# Names Windows keeps for devices, whatever their extension ("CON.txt", "nul.tar.gz"):
+# unzipping such an entry fails there, or writes to the device instead of a file.
+WINDOWS_DEVICE_NAMES = frozenset(
+    ["con", "prn", "aux", "nul", "conin$", "conout$"]
+    + [f"{port}{n}" for port in ("com", "lpt") for n in "0123456789¹²³"]
+)
+
+
 def entry_name(filename: str) -> str:
     """A document's name as an entry of the archive: its last part, and nothing a
-    Windows unzip tool would take for a drive, a folder or a wildcard."""
+    Windows unzip tool would take for a drive, a folder, a wildcard or a device."""
     name = PurePosixPath(filename.replace("\\", "/")).name
     name = name.translate(NOT_IN_WINDOWS_NAMES).strip(" .")
+    # Windows ignores spaces before the first dot: "nul .txt" is NUL too.
+    if name.split(".", 1)[0].rstrip(" ").casefold() in WINDOWS_DEVICE_NAMES:
+        name = f"_{name}"
     return name or "document"
 
 

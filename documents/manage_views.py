@@ -20,7 +20,11 @@ from django.template.defaultfilters import filesizeformat
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import ngettext
-from django.views.decorators.http import require_POST, require_safe
+from django.views.decorators.http import (
+    require_http_methods,
+    require_POST,
+    require_safe,
+)
 
 from documents.access import (
     LimitReached,
@@ -48,6 +52,7 @@ ZIP_MAX_BYTES = 1024 * 1024 * 1024
 
 
 @login_required
+@require_http_methods(["GET", "HEAD", "POST"])
 def edit(request: HttpRequest, pk: int) -> HttpResponse:
     """The owner's title and tags for a document (staff may look, not label)."""
     document = get_object_or_404(Document.objects.filter(owner=request.user), pk=pk)
@@ -79,6 +84,7 @@ def _actionable(user, action: str) -> QuerySet:
 
 
 @login_required
+@require_http_methods(["GET", "HEAD", "POST"])
 def delete(request: HttpRequest, pk: int) -> HttpResponse:
     """Ask first (GET), then delete the document, its file, text and jobs (POST)."""
     document = get_object_or_404(
@@ -261,14 +267,10 @@ def page_image(request: HttpRequest, pk: int, number: int) -> HttpResponse:
         name = page_png(document, number)
     except PageUnavailable as error:
         raise Http404(str(error)) from None
-    except PagesBusy:
-        busy = HttpResponse(
-            "Other pages are being drawn; try again in a moment.",
-            status=503,
-            content_type="text/plain",
-        )
-        busy["Retry-After"] = "5"
-        return busy
+    except PagesBusy as busy:
+        answer = HttpResponse(busy.message, status=503, content_type="text/plain")
+        answer["Retry-After"] = str(busy.retry_after)
+        return answer
     response = FileResponse(document.file.storage.open(name), content_type="image/png")
     # Private to the owner; the image never changes for this file and page.
     response["Cache-Control"] = "private, max-age=86400"

@@ -7,6 +7,8 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
+import time
+from collections import deque
 
 from django.conf import settings
 from django.core.files.base import ContentFile
@@ -25,6 +27,14 @@ RENDER_TIMEOUT_SECONDS = 20
 RENDERS_AT_ONCE = 1
 RENDER_WAIT_SECONDS = 10
 _renders = threading.BoundedSemaphore(RENDERS_AT_ONCE)
+# A page that took too long is tried again (the host may have been busy), so a file
+# made to be slow, asked for page after page, held the drawing of everyone's pages
+# in this web process, 20 s a request. After this many timeouts within the window,
+# its owner's pages not drawn yet wait until the window has passed.
+SLOW_RENDERS_ALLOWED = 3
+SLOW_RENDER_WINDOW_SECONDS = 600
+_slow_renders: dict[int, deque[float]] = {}
+_slow_lock = threading.Lock()
 
 
 class PageUnavailable(Exception):
@@ -37,6 +47,23 @@ class PageBroken(PageUnavailable):
 
 class PagesBusy(Exception):
     """Other pages are being drawn; ask again in a moment."""
+
+    message = "Other pages are being drawn; try again in a moment."
+    retry_after = 5
+
+
+class PageSlow(PageUnavailable):
+    """Drawing the page took longer than RENDER_TIMEOUT_SECONDS."""
+
+
+class TooManySlowPages(PagesBusy):
+    """The owner's pages took too long too often lately; ask again later."""
+
+    message = (
+        "Your pages took too long to draw several times in the last minutes: pages "
+        "not drawn yet wait a while."
+    )
+    retry_after = SLOW_RENDER_WINDOW_SECONDS
 
 
 def cache_folder(document: Document) -> str:
@@ -76,12 +103,17 @@ def page_png(document: Document, number: int) -> str:
         return f"{name}.png"
     if storage.exists(f"{name}.failed"):
         raise PageUnavailable("This page could not be drawn.")
+    if _slow_recently(document.owner_id):
+        raise TooManySlowPages
     if not _renders.acquire(timeout=RENDER_WAIT_SECONDS):
         raise PagesBusy
     try:
         png = _render(document, number)
     except PageBroken:
         storage.save(f"{name}.failed", ContentFile(b""))
+        raise
+    except PageSlow:
+        _note_slow(document.owner_id)
         raise
     finally:
         _renders.release()
@@ -99,13 +131,35 @@ def _render(document: Document, number: int) -> bytes:
             check=False,
         )
     except subprocess.TimeoutExpired:
-        raise PageUnavailable("Drawing this page took too long.") from None
+        raise PageSlow("Drawing this page took too long.") from None
     finally:
         if copy:
             remove_copy(path)
     if done.returncode != 0 or not done.stdout.startswith(b"\x89PNG"):
         raise PageBroken("This page could not be drawn.")
     return done.stdout
+
+
+def _recent(times: deque[float], now: float) -> deque[float]:
+    while times and times[0] <= now - SLOW_RENDER_WINDOW_SECONDS:
+        times.popleft()
+    return times
+
+
+def _slow_recently(owner_id: int) -> bool:
+    """Whether the owner's pages took too long SLOW_RENDERS_ALLOWED times lately."""
+    with _slow_lock:
+        times = _recent(_slow_renders.get(owner_id, deque()), time.monotonic())
+        if not times:
+            _slow_renders.pop(owner_id, None)
+        return len(times) >= SLOW_RENDERS_ALLOWED
+
+
+def _note_slow(owner_id: int) -> None:
+    with _slow_lock:
+        times = _slow_renders.setdefault(owner_id, deque())
+        times.append(time.monotonic())
+        _recent(times, time.monotonic())
 
 
 def forget_pages(document: Document) -> None:

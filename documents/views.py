@@ -30,7 +30,11 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.http import content_disposition_header
 from django.utils.translation import ngettext
-from django.views.decorators.http import require_POST, require_safe
+from django.views.decorators.http import (
+    require_http_methods,
+    require_POST,
+    require_safe,
+)
 
 from documents.access import (
     LimitReached,
@@ -143,6 +147,7 @@ def _status_json(document: Document, pending: set[int]) -> dict:
 
 
 @login_required
+@require_http_methods(["GET", "HEAD", "POST"])
 def upload(request: HttpRequest) -> HttpResponse:
     """One or many files; each is kept or refused with its own reason, never half."""
     if request.method != "POST":
@@ -258,6 +263,7 @@ def refused_page(
 
 
 @login_required
+@require_safe
 def document_list(request: HttpRequest) -> HttpResponse:
     """The person's documents, newest first; filter, sort, paginate, select."""
     sort = request.GET.get("sort", "")
@@ -359,6 +365,7 @@ def _day_start(day: date) -> datetime | None:
 
 
 @login_required
+@require_safe
 def document_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """Metadata, live status, what went wrong in plain words, and the text."""
     documents = Document.objects.for_user(request.user).without_text()
@@ -502,6 +509,7 @@ def reprocess(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @login_required
+@require_safe
 def download(request: HttpRequest, pk: int) -> FileResponse:
     """The original file, for its owner and staff only (media is never public)."""
     document = get_object_or_404(

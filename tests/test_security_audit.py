@@ -284,6 +284,25 @@ def test_behind_a_proxy_a_lock_out_is_the_failing_clients_alone(settings, user):
     assert login_from("198.51.100.2", "alice", "alice-password-1").status_code == 302
 
 
+@pytest.mark.parametrize(
+    ("client", "other"),
+    [
+        ("203.0.113.7:51000", "198.51.100.2:51000"),
+        ("[2001:db8::7]:443", "[2001:db8::2]"),
+    ],
+)
+def test_a_forwarded_address_with_its_port_is_still_the_client(
+    settings, user, client, other
+):
+    """Some proxies write the client's port: taken for no address, every client
+    counted as the proxy, and one's failures locked the user out for all."""
+    settings.TRUST_X_FORWARDED_FOR = True
+    for _ in range(settings.AXES_FAILURE_LIMIT):
+        login_from(client, "alice", "wrong")
+    assert login_from(client, "alice", "alice-password-1").status_code == 429
+    assert login_from(other, "alice", "alice-password-1").status_code == 302
+
+
 def test_without_trusting_a_proxy_its_forwarded_address_is_ignored(settings, user):
     assert not settings.TRUST_X_FORWARDED_FOR
     for n in range(settings.AXES_FAILURE_LIMIT):
