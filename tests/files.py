@@ -9,6 +9,7 @@ import struct
 import zipfile
 import zlib
 from collections.abc import Callable
+from email.message import EmailMessage
 from pathlib import Path
 
 import docx
@@ -214,6 +215,19 @@ def rtf_bytes(*paragraphs: str) -> bytes:
         "{\\rtf1\\ansi\\ansicpg1252\\deff0{\\fonttbl{\\f0\\fswiss Helvetica;}}"
         f"\\f0\\fs24 {body}}}"
     ).encode("ascii")
+
+
+def mail_message(*attachments: tuple[str, str, bytes]) -> EmailMessage:
+    """A message with a text body and (file name, MIME type, content) attachments."""
+    msg = EmailMessage()
+    msg["From"] = "Alice <alice@example.com>"
+    msg["To"] = "bob@example.com"
+    msg["Subject"] = "Site visit"
+    msg.set_content("Hi Bob, the papers are attached.")
+    for name, mime, content in attachments:
+        maintype, subtype = mime.split("/")
+        msg.add_attachment(content, maintype=maintype, subtype=subtype, filename=name)
+    return msg
 
 
 def eml_bytes(

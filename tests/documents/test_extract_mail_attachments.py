@@ -11,6 +11,7 @@ import pytest
 from documents.extractors import extract, mail
 from tests.files import (
     docx_bytes,
+    mail_message,
     pdf_bytes,
     scan_pdf_bytes,
     text_image,
@@ -27,19 +28,6 @@ HEAD = [
 ]
 
 
-def message(*attachments: tuple[str, str, bytes]) -> EmailMessage:
-    """A message with a text body and (file name, MIME type, content) attachments."""
-    msg = EmailMessage()
-    msg["From"] = "Alice <alice@example.com>"
-    msg["To"] = "bob@example.com"
-    msg["Subject"] = "Site visit"
-    msg.set_content("Hi Bob, the papers are attached.")
-    for name, mime, content in attachments:
-        maintype, subtype = mime.split("/")
-        msg.add_attachment(content, maintype=maintype, subtype=subtype, filename=name)
-    return msg
-
-
 def write(tmp_path: Path, msg: EmailMessage) -> Path:
     path = tmp_path / "mail.eml"
     path.write_bytes(bytes(msg))
@@ -52,7 +40,7 @@ PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
 def test_attached_documents_are_read_under_their_names(tmp_path: Path) -> None:
     # Only their names were read: a search for the invoice's number missed the
     # mail that carried it.
-    msg = message(
+    msg = mail_message(
         ("invoice.pdf", "application/pdf", pdf_bytes("Invoice 4711 due Friday")),
         ("minutes.docx", "application/octet-stream", docx_bytes("Roof repair agreed")),
         ("costs.xlsx", "application/vnd.ms-excel", xlsx_bytes([["roof", 1200]])),
@@ -92,7 +80,7 @@ def test_a_broken_attachment_costs_its_own_text_and_is_noted(tmp_path: Path) -> 
     damaged_docx = with_member(
         docx_bytes("gone"), "word/document.xml", lambda xml: xml[: len(xml) // 2]
     )
-    msg = message(
+    msg = mail_message(
         ("cut.docx", "application/octet-stream", damaged_docx),
         ("notes.txt", "text/plain", b"Still read"),
         ("deck.pdf", "application/pdf", pdf_bytes("Slides")[:200]),
@@ -116,7 +104,7 @@ def test_a_fault_in_an_extractor_costs_its_attachment_only(
         raise RuntimeError("an extractor's own fault")
 
     monkeypatch.setattr(mail.registry, "extract", faulty)
-    msg = message(
+    msg = mail_message(
         ("report.pdf", "application/pdf", pdf_bytes("Report")),
         ("notes.txt", "text/plain", b"Still read"),
     )
@@ -132,7 +120,7 @@ def test_attachments_are_read_so_many_and_so_large(
     monkeypatch.setattr(mail, "_MAX_READ_ATTACHMENTS", 2)
     monkeypatch.setattr(mail, "_MAX_ATTACHMENT_BYTES", 2 * 2**20)
     big = b"x" * (3 * 2**20)
-    msg = message(
+    msg = mail_message(
         ("huge.txt", "text/plain", big),
         ("photo.png", "image/png", PNG),  # not a document: counts for nothing
         *[(f"note{n}.txt", "text/plain", f"Note {n}".encode()) for n in range(1, 5)],
@@ -161,7 +149,7 @@ def test_the_text_limit_stops_reading_attachments(
         return real_extract(path, **options)
 
     monkeypatch.setattr(mail.registry, "extract", counted)
-    msg = message(
+    msg = mail_message(
         ("a.pdf", "application/pdf", pdf_bytes("A" * 200)),
         ("b.pdf", "application/pdf", pdf_bytes("B" * 200)),
     )
@@ -171,9 +159,9 @@ def test_the_text_limit_stops_reading_attachments(
 
 
 def test_attachments_of_a_forwarded_message_are_read(tmp_path: Path) -> None:
-    inner = message(("quote.pdf", "application/pdf", pdf_bytes("Quote 99 EUR")))
+    inner = mail_message(("quote.pdf", "application/pdf", pdf_bytes("Quote 99 EUR")))
     inner.replace_header("Subject", "Quote")
-    outer = message()
+    outer = mail_message()
     outer.add_attachment(inner, filename="Quote.eml")
     text = extract(write(tmp_path, outer)).text
     assert "Attachment: quote.pdf\nQuote 99 EUR (page 1)\n\nAttachments: quote.pdf" in (
@@ -186,7 +174,7 @@ def test_signatures_and_keys_are_not_read_as_text(tmp_path: Path) -> None:
     # Text by its bytes, yet neither sent nor named as text: a signature's base64
     # would fill the mail's text with noise.
     signature = b"-----BEGIN PGP SIGNATURE-----\n\niQEzBAEBCAAdFiEE\n-----END"
-    msg = message(
+    msg = mail_message(
         ("signature.asc", "application/pgp-signature", signature),
         ("key.pem", "application/x-pem-file", b"-----BEGIN PUBLIC KEY-----\nMIIB"),
     )
@@ -201,7 +189,7 @@ def test_a_scanned_pdf_attachment_is_named_not_ocred(
 ) -> None:
     # OCR would spend the mail's one timeout on the scans it carries.
     scan = scan_pdf_bytes([text_image(["SCANNED WORDS"])])
-    msg = message(("scan.pdf", "application/pdf", scan))
+    msg = mail_message(("scan.pdf", "application/pdf", scan))
     result = extract(write(tmp_path, msg), ocr_mode="always")
     assert "SCANNED" not in result.text
     assert result.note == (
@@ -213,7 +201,7 @@ def test_a_long_pdf_attachment_is_read_in_part_and_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(mail, "_MAX_ATTACHMENT_PAGES", 2)
-    msg = message(("long.pdf", "application/pdf", pdf_bytes("Chapter", pages=3)))
+    msg = mail_message(("long.pdf", "application/pdf", pdf_bytes("Chapter", pages=3)))
     result = extract(write(tmp_path, msg))
     assert "Chapter (page 2)" in result.text
     assert "Chapter (page 3)" not in result.text

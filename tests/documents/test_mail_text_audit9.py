@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import random
-from email.message import EmailMessage
 from pathlib import Path
 
 import pytest
@@ -15,23 +14,15 @@ from django.core.management import call_command
 
 from documents.extractors import detect_format, extract
 from documents.models import Document
-from tests.files import ole_bytes, scan_pdf_bytes, text_image
+from tests.files import mail_message, ole_bytes, scan_pdf_bytes, text_image
 
 API = "/api/documents/"
 
 
 def mail_with(tmp_path: Path, *attachments: tuple[str, str, bytes]) -> Path:
     """An .eml with a text body and (file name, MIME type, content) attachments."""
-    msg = EmailMessage()
-    msg["From"] = "Alice <alice@example.com>"
-    msg["To"] = "bob@example.com"
-    msg["Subject"] = "Papers"
-    msg.set_content("Hi Bob, the papers are attached.")
-    for name, mime, content in attachments:
-        maintype, subtype = mime.split("/")
-        msg.add_attachment(content, maintype=maintype, subtype=subtype, filename=name)
     path = tmp_path / "mail.eml"
-    path.write_bytes(bytes(msg))
+    path.write_bytes(bytes(mail_message(*attachments)))
     return path
 
 
