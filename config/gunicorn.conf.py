@@ -41,6 +41,10 @@ logconfig_dict = logging_config(
 # A search of 500 characters (the most ``q`` takes) in Chinese or Japanese is some
 # 4,500 bytes of request line: gunicorn's default 4,094 answered it 414 itself.
 limit_request_line = 8190
+# Whether a request came over HTTPS is Django's to say (TRUST_X_FORWARDED_PROTO):
+# gunicorn's default believed X-Forwarded-Proto from any local connection, so behind
+# a local proxy passing the client's header through, plain HTTP passed for HTTPS.
+secure_scheme_headers: dict[str, str] = {}
 control_socket_disable = True  # one per host by default; several servers may run
 
 

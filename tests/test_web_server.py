@@ -238,6 +238,32 @@ def test_the_longest_search_in_any_script_reaches_the_app(server):
     assert status == 302  # to the log-in page: the app answered
 
 
+def test_only_a_trusted_proxy_says_a_request_came_over_https(child_env, tmp_path):
+    """gunicorn's own default believes X-Forwarded-Proto from any local connection:
+    behind a local proxy that passes the client's header through, plain HTTP passed
+    for HTTPS (HSTS sent, no SSL redirect, CSRF's https rules) without
+    TRUST_X_FORWARDED_PROTO. HSTS, sent over HTTPS only, tells which it was."""
+    env = {**child_env, "SECURE_HSTS_SECONDS": "3600"}
+    heads = {}
+    for trusted in ("0", "1"):
+        server = launch({**env, "TRUST_X_FORWARDED_PROTO": trusted}, tmp_path)
+        try:
+            with socket.create_connection(("127.0.0.1", server.port), 15) as sock:
+                sock.sendall(
+                    b"GET /accounts/login/ HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                    b"X-Forwarded-Proto: https\r\nConnection: close\r\n\r\n"
+                )
+                raw = b""
+                while b"\r\n\r\n" not in raw:
+                    raw += _recv(sock)
+                heads[trusted] = raw.partition(b"\r\n\r\n")[0].lower()
+        finally:
+            os.killpg(server.proc.pid, signal.SIGKILL)
+            server.proc.wait(10)
+    assert b"strict-transport-security" not in heads["0"]
+    assert b"strict-transport-security" in heads["1"]
+
+
 def test_a_declared_length_over_the_limit_gets_413_before_the_body_is_sent(
     server, token, media_root
 ):
