@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import hashlib
+import json
 import os
 import re
 import shlex
@@ -117,6 +118,16 @@ def _run(cmd: Sequence[Any], env: dict[str, str], timeout: float) -> str:
             f"{shlex.join(map(str, cmd))} failed ({done.returncode}):\n{done.stderr[-3000:]}"
         )
     return done.stdout
+
+
+def run_child(script: str, *args: Any) -> dict[str, Any]:
+    """``script --child ARGS…`` in this interpreter, its log (stderr) shown as it
+    runs: the figures it printed last, as JSON. A failed child ends the run."""
+    cmd = [sys.executable, script, "--child", *map(str, args)]
+    done = subprocess.run(cmd, check=False, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    if done.returncode:
+        sys.exit(f"{shlex.join(cmd[1:])} failed ({done.returncode})")
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 # --- Scratch databases ----------------------------------------------------------------

@@ -22,7 +22,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -224,14 +223,9 @@ def main() -> None:
         try:
             for n in (int(s) for s in args.sizes.split(",")):
                 url = db.fresh()
-                out = subprocess.run(
-                    [sys.executable, __file__, "--child", vendor, url, str(n),
-                     "--repeat", str(args.repeat)],
-                    check=False, stdout=subprocess.PIPE, text=True, cwd=common.ROOT,
-                )  # fmt: skip
-                if out.returncode:
-                    sys.exit(f"{vendor} {n} failed ({out.returncode})")
-                runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+                runs.append(
+                    common.run_child(__file__, vendor, url, n, "--repeat", args.repeat)
+                )
                 print(runs[-1], file=sys.stderr)
         finally:
             db.drop()

@@ -22,7 +22,6 @@ import json
 import os
 import random
 import statistics
-import subprocess
 import sys
 import time
 from datetime import timedelta
@@ -355,32 +354,12 @@ def main() -> None:
         db = common.ScratchDB(vendor, "bench_people", lambda url: None)
         url = db.fresh()
         try:
-            out = subprocess.run(
-                [
-                    sys.executable,
-                    __file__,
-                    "--child",
-                    vendor,
-                    url,
-                    "--documents",
-                    str(documents),
-                    "--heavy",
-                    str(args.heavy),
-                    "--repeat",
-                    str(args.repeat),
-                    "--explain",
-                    str(args.explain),
-                ],
-                check=False,
-                stdout=subprocess.PIPE,
-                text=True,
-                cwd=common.ROOT,
-            )
-            if out.returncode:
-                sys.exit(f"{vendor} run failed ({out.returncode})")
+            run = common.run_child(
+                __file__, vendor, url, "--documents", documents, "--heavy",
+                args.heavy, "--repeat", args.repeat, "--explain", args.explain,
+            )  # fmt: skip
         finally:
             db.drop()
-        run = json.loads(out.stdout.strip().splitlines()[-1])
         text = report(run, load_before, revision)
         print(text)
         if not args.no_record:

@@ -20,7 +20,6 @@ import json
 import os
 import random
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -220,31 +219,21 @@ def main() -> None:
         db = common.ScratchDB(vendor, "bench_search", lambda url: None)
         url = db.fresh()
         try:
-            out = subprocess.run(
-                [
-                    sys.executable,
+            runs.append(
+                common.run_child(
                     __file__,
-                    "--child",
                     vendor,
                     url,
                     "--docs",
-                    str(args.docs),
+                    args.docs,
                     "--kb",
-                    str(args.kb),
+                    args.kb,
                     "--repeat",
-                    str(args.repeat),
-                ],
-                check=False,
-                capture_output=True,
-                text=True,
-                cwd=common.ROOT,
+                    args.repeat,
+                )  # fmt: skip
             )
-            if out.returncode:
-                sys.exit(f"{vendor} run failed:\n{out.stderr[-3000:]}")
-            out = out.stdout
         finally:
             db.drop()
-        runs.append(json.loads(out.strip().splitlines()[-1]))
         print(json.dumps(runs[-1], indent=1))
         text = report(runs[-1], load_before, revision)
         print(text)

@@ -22,7 +22,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -309,16 +308,9 @@ def main() -> None:
         db = common.ScratchDB(vendor, "bench_staff", common.migrate_product)
         try:
             url = db.fresh()
-            out = subprocess.run(
-                [sys.executable, __file__, "--child", vendor, url, str(n),
-                 "--repeat", str(args.repeat)],
-                check=False, stdout=subprocess.PIPE, text=True, cwd=common.ROOT,
-            )  # fmt: skip
-            if out.returncode:
-                sys.exit(f"{vendor} failed ({out.returncode})")
+            run = common.run_child(__file__, vendor, url, n, "--repeat", args.repeat)
         finally:
             db.drop()
-        run = json.loads(out.stdout.strip().splitlines()[-1])
         if args.plans:
             with open(f"{args.plans}.{vendor}", "w") as f:
                 for p in run["plans"]:
