@@ -200,11 +200,16 @@ def looks_like_text(prefix: bytes) -> bool:
     text = _without_nul_padding(prefix)
     if not text or text.startswith(_BINARY_MAGIC):
         return False
+    return _few_controls(_as_characters(text))
+
+
+def _as_characters(text: bytes) -> str:
+    """Text bytes as characters: UTF-8 if they are, else the likeliest encoding's."""
     decoded = _decode_utf8_prefix(text)
     # Escapes in seven bits may switch character sets (ISO-2022-JP mail).
     if decoded is None or "\x1b" in decoded:
         decoded = _guess_decode(text)
-    return _few_controls(decoded)
+    return decoded
 
 
 def _few_controls(decoded: str, bad: int = 0) -> bool:
@@ -261,10 +266,7 @@ def text_but_for_stray_nuls(prefix: bytes) -> bool:
     )
     if not looks_like_text(cleaned):
         return False
-    cleaned = _PADDING_NULS.sub(b"", cleaned)
-    decoded = _decode_utf8_prefix(cleaned)
-    if decoded is None or "\x1b" in decoded:
-        decoded = _guess_decode(cleaned)
+    decoded = _as_characters(_PADDING_NULS.sub(b"", cleaned))
     decoded = TERMINAL_ESCAPES.sub("", decoded).removesuffix(_DOS_END_OF_FILE)
     return "\ufffd" not in decoded and not _CONTROL.search(decoded)
 
