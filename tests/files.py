@@ -8,7 +8,7 @@ import math
 import struct
 import zipfile
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from email.message import EmailMessage
 from pathlib import Path
 
@@ -375,24 +375,24 @@ def hand_made_pdf(objects: dict[int, bytes]) -> bytes:
 def shaped_rtl_pdf(
     lines: list[str],
     angle: int = 0,
-    visual: Callable[[str], str] = lambda line: line[::-1],
+    visual: Callable[[str], Sequence[str]] = lambda line: line[::-1],
 ) -> bytes:
     """Right-to-left lines as Chrome's "Save as PDF" writes the Arabic it shapes: a
     line's glyphs drawn from left to right, so its last letter first, each under an
-    ActualText naming its letter (the font maps none); baselines turned ``angle``
-    degrees counter-clockwise. ``visual``: a line's letters in the order its glyphs
-    lie from left to right."""
+    ActualText naming its letters (the font maps none); baselines turned ``angle``
+    degrees counter-clockwise. ``visual``: a line's glyphs (the letters each names,
+    one but for a ligature's) in the order they lie from left to right."""
     cos, sin = (
         round(math.cos(math.radians(angle))),
         round(math.sin(math.radians(angle))),
     )
     ops = ["BT /F1 14 Tf /ReversedChars BMC"]
     for n, line in enumerate(lines):
-        for k, char in enumerate(visual(line)):
+        for k, glyph in enumerate(visual(line)):
             # Helvetica's "x" is 7 points wide at 14 points: glyphs side by side.
             dx, dy = 7 * k - 200, 200 - 20 * n
             x, y = 300 + dx * cos - dy * sin, 500 + dx * sin + dy * cos
-            actual = char.encode("utf-16-be").hex()
+            actual = glyph.encode("utf-16-be").hex()
             ops.append(
                 f"/Span <</ActualText <FEFF{actual}>>> BDC "
                 f"{cos} {sin} {-sin} {cos} {x} {y} Tm (x) Tj EMC"

@@ -706,7 +706,7 @@ def _rtl_in_reading_order(textpage: Any, text: str, plain: str, count: int) -> s
             end += 1
         letters = [k for k in range(start, end) if _strong_rtl(chars[k])]
         if _drawn_left_to_right(textpage, letters):
-            chars[start:end] = _reversed_clusters(chars[start:end])
+            chars[start:end] = _reversed_clusters(textpage, chars, start, end)
         start = end
     # Last line first: a line whose words move may change length (not its
     # characters' indices on the text page before it).
@@ -860,15 +860,25 @@ def _aligned_right(textpage: Any, letters: list[int]) -> bool | None:
     return after < before
 
 
-def _reversed_clusters(chars: list[str]) -> str:
-    """Characters in reverse order, each combining mark kept after its letter."""
+def _reversed_clusters(textpage: Any, chars: list[str], start: int, end: int) -> str:
+    """``chars[start:end]`` in reverse order, each combining mark kept after its
+    letter and the letters of one glyph in theirs: a ligature naming two letters
+    (lam-alef, "لا") gives two characters at the glyph's one origin."""
     clusters: list[str] = []
-    for char in chars:
-        if clusters and unicodedata.category(char) == "Mn":
-            clusters[-1] += char
+    origin = None
+    for k in range(start, end):
+        previous, origin = origin, _char_origin(textpage, k)
+        if clusters and (unicodedata.category(chars[k]) == "Mn" or origin == previous):
+            clusters[-1] += chars[k]
         else:
-            clusters.append(char)
+            clusters.append(chars[k])
     return "".join(reversed(clusters))
+
+
+def _char_origin(textpage: Any, index: int) -> tuple[float, float]:
+    x, y = ctypes.c_double(), ctypes.c_double()
+    pdfium_c.FPDFText_GetCharOrigin(textpage, index, x, y)
+    return x.value, y.value
 
 
 def _strong_rtl(char: str) -> bool:

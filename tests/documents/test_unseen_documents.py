@@ -251,6 +251,15 @@ def test_right_to_left_words_drawn_glyph_by_glyph_read_in_order(
     assert extract(path).text == "\n".join(lines)
 
 
+def test_lam_alef_drawn_as_one_glyph_keeps_its_letters_in_order(tmp_path: Path) -> None:
+    # Chrome draws lam-alef (لا, لأ) as one glyph naming both letters: turning the
+    # word round turned them round too, and "لا" came out "ال".
+    lines = ["لا بأس", "كلام الأطفال"]
+    glyphs = lambda line: re.findall("ل[اأإآ]|.", line)[::-1]  # noqa: E731
+    path = write(tmp_path, "lam-alef.pdf", shaped_rtl_pdf(lines, visual=glyphs))
+    assert extract(path).text == "\n".join(lines)
+
+
 # --- DOCX -------------------------------------------------------------------------------
 
 
