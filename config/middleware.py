@@ -121,8 +121,10 @@ class PrivateCacheMiddleware:
     theirs: ``Cache-Control: private`` keeps a shared cache (a proxy, a CDN) from
     handing it to the next person, and ``no-store`` keeps the browser from showing
     it again from its disk (the Back button after logging out, on a shared
-    computer). A response that says how it may be cached already is left as it
-    is (page images, thumbnails, the API's revalidated answers)."""
+    computer): page images and thumbnails too, which a browser would show from its
+    cache without asking (``max-age``), or from its history even when told to
+    revalidate (``no-cache``). A response that says how it may be cached already is
+    left as it is (the API's answers to scripts, revalidated with their ETag)."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response

@@ -205,8 +205,10 @@ QUEUE_DASHBOARD_FIGURES = ["documents.extraction.dashboard_figures"]
 QUEUE_EXTRACT_FUNCTION = env.str(
     "QUEUE_EXTRACT_FUNCTION", default="documents.extractors.registry.extract"
 )
-# Per-user bounds: jobs waiting or running, and request rates (DRF's "N/period").
+# Per-user bounds: jobs waiting or running, ZIP downloads streaming at once (in each
+# web process), and request rates (DRF's "N/period").
 USER_MAX_ACTIVE_JOBS = env.int("USER_MAX_ACTIVE_JOBS", default=1000, low=1)
+USER_MAX_ZIP_DOWNLOADS = env.int("USER_MAX_ZIP_DOWNLOADS", default=2, low=1)
 UPLOAD_RATE = env.rate("UPLOAD_RATE", default="120/minute")
 API_RATE = env.rate("API_RATE", default="1200/minute")
 # Search: the database's time per request, and letters needed before a prefix's "*".

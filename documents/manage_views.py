@@ -27,7 +27,9 @@ from django.views.decorators.http import (
 )
 
 from documents.access import (
+    ZIP_DOWNLOADS,
     LimitReached,
+    TooManyAtOnce,
     can_delete,
     check_active_jobs,
     is_operator,
@@ -249,9 +251,12 @@ def _download_zip(request: HttpRequest, ids: list[int]) -> HttpResponse:
             f"{filesizeformat(ZIP_MAX_BYTES)}. Select fewer.",
         )
         return redirect(_back_to_list(request))
-    response = StreamingHttpResponse(
-        zip_stream(documents), content_type="application/zip"
-    )
+    try:
+        chunks = ZIP_DOWNLOADS.hold(request.user, zip_stream(documents))
+    except TooManyAtOnce as error:
+        headers = {"Retry-After": str(error.retry_after)}
+        return refused_page(request, str(error), headers=headers)
+    response = StreamingHttpResponse(chunks, content_type="application/zip")
     stamp = timezone.localtime().strftime("%Y-%m-%d-%H%M")
     response["Content-Disposition"] = f'attachment; filename="documents-{stamp}.zip"'
     return response
@@ -271,10 +276,9 @@ def page_image(request: HttpRequest, pk: int, number: int) -> HttpResponse:
         answer = HttpResponse(busy.message, status=503, content_type="text/plain")
         answer["Retry-After"] = str(busy.retry_after)
         return answer
-    response = FileResponse(document.file.storage.open(name), content_type="image/png")
-    # Private to the owner; the image never changes for this file and page.
-    response["Cache-Control"] = "private, max-age=86400"
-    return response
+    # Kept by no cache, as all a logged-in person is answered: after they log out,
+    # Back must not show it again (config.middleware.PrivateCacheMiddleware).
+    return FileResponse(document.file.storage.open(name), content_type="image/png")
 
 
 @login_required
@@ -287,7 +291,5 @@ def thumbnail(request: HttpRequest, pk: int) -> FileResponse:
         image = document.file.storage.open(document.thumbnail)
     except FileNotFoundError:
         raise Http404("The thumbnail is gone; reprocess to draw it again.") from None
-    response = FileResponse(image, content_type="image/png")
-    # Its URL stays when a reprocess draws it again: revalidate after a while.
-    response["Cache-Control"] = "private, max-age=300"
-    return response
+    # Kept by no cache, as the page images (page_image).
+    return FileResponse(image, content_type="image/png")
