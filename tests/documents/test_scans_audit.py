@@ -196,8 +196,10 @@ def test_a_page_scanned_at_a_low_resolution_is_read(tmp_path, dpi, points):
     assert recall(TEXT, read(tmp_path, "scan.png", scan)) >= 0.95
 
 
-def test_a_fax_with_speckle_is_read(tmp_path):
-    fax = speckled(page(points=10), 6000)
+@pytest.mark.parametrize("specks", [6000, 40000])  # 0.4 % and 2.4 % of its pixels
+def test_a_fax_with_speckle_is_read(tmp_path, specks):
+    # Heavy speckle broke letters into scraps: 0.81 of the words were read.
+    fax = speckled(page(points=10), specks)
     data = saved(fax, "TIFF", compression="group4", dpi=(200, 200))
     assert recall(TEXT, read(tmp_path, "fax.tif", data)) >= 0.95
 
