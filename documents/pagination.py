@@ -51,9 +51,10 @@ class StatusCounts:
 
     - a search by name (``searched``) reads the ids and statuses of its matches once,
       ``MATCHES_READ`` at most, and the page comes from those ids (``found``), sorted
-      whole: PostgreSQL, which cannot estimate a substring's matches, otherwise
+      whole: PostgreSQL, misjudging how many rows a substring matches, otherwise
       walked the upload times' index under the page's LIMIT, filtering the rows one
-      by one (2.5 s at a million, more where the matches are old). Of more matches
+      by one (2.5 s at a million, more where the matches are old); the matches
+      themselves come from the names' trigram indexes (migration 0015). Of more matches
       than that, the staff's page is sorted from a scan of the matches, not by
       walking an index in the hope of meeting 25 of them soon (``ordering``);
     - a staff member's list over a large library (``ESTIMATE_ABOVE`` rows, by the

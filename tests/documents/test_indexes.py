@@ -116,3 +116,22 @@ def test_the_same_words_written_again_leave_the_fts_index_alone(user):
     assert [hit.document.pk for hit in search_documents(user, "platypus")] == [
         document.pk
     ]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="HOT is PostgreSQL's")
+def test_a_status_move_is_a_hot_update(user):
+    # No index of the table may hold a column the queue's moves write, or each
+    # move writes a new entry in every index (the trigram indexes of the names too).
+    document = make_text_document(user, "report.txt", "quarterly figures")
+
+    def hot_updates() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_stat_get_xact_tuples_hot_updated(%s::regclass)",
+                [Document._meta.db_table],
+            )
+            return cursor.fetchone()[0]
+
+    before = hot_updates()
+    Document.objects.filter(pk=document.pk).update(status=Status.PROCESSING)
+    assert hot_updates() == before + 1

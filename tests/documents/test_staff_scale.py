@@ -247,6 +247,57 @@ def test_a_search_of_more_matches_than_it_reads_says_so(
         assert f"status={status}" in body
 
 
+@pytest.mark.parametrize(
+    ("q", "expected"),
+    [
+        ("REPORT", ["Q3-report.pdf"]),  # the file name, whatever the case
+        ("annual", ["figures.xlsx"]),  # the title
+        ("100%", ["100% done.txt"]),
+        ("a_b", ["a_b.txt"]),
+        ("%", ["100% done.txt"]),
+        ("_", ["a_b.txt"]),
+        ("3-", ["Q3-report.pdf"]),
+        ("zzzqqq", []),
+    ],
+)
+def test_a_search_by_name_finds_a_substring_of_the_title_or_file_name(
+    staff_client, user, q, expected
+):
+    names = ["Q3-report.pdf", "figures.xlsx", "100% done.txt", "1000 done.txt"]
+    made = add_documents(user, 6)
+    for document, name in zip(made, [*names, "a_b.txt", "axb.txt"], strict=True):
+        Document.objects.filter(pk=document.pk).update(original_filename=name)
+    Document.objects.filter(original_filename="figures.xlsx").update(
+        title="Annual Figures"
+    )
+    response, _ = get(staff_client, {"q": q})
+    assert [d.original_filename for d in response.context["page"]] == expected
+
+
+@on_postgresql
+def test_a_search_by_name_reads_the_trigram_indexes(staff_client, user):
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT indexname FROM pg_indexes WHERE tablename = %s "
+            "AND indexdef LIKE %s",
+            [Document._meta.db_table, "%gin_trgm_ops%"],
+        )
+        assert sorted(cursor.fetchall()) == [
+            ("doc_filename_trgm",),
+            ("doc_title_trgm",),
+        ]
+    add_documents(user, 50)
+    _, sqls = get(staff_client, {"q": "quarterly"})
+    (matches,) = [s for s in sqls if "LIKE" in s]
+    with connection.cursor() as cursor:
+        # A table this small is read whole otherwise, whatever its indexes.
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute(f"EXPLAIN {matches}")
+        plan = "\n".join(row for (row,) in cursor.fetchall())
+    assert "BitmapOr" in plan
+    assert "doc_title_trgm" in plan and "doc_filename_trgm" in plan
+
+
 # --- The wording ---------------------------------------------------------------------
 
 
