@@ -74,6 +74,7 @@ _LEVEL = 0.1  # radians: a baseline turned less than about 6° is level
 # from its image too: a stamp, a page or Bates number, a fax header on a scan.
 _STAMP_CHARS = 80
 _SCANNED_SHARE = 0.6
+_LAM, _ALEFS = "\u0644", frozenset("\u0622\u0623\u0625\u0627")  # ل, آأإا
 _RTL = re.compile(r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
 # A bad OCR layer splits every word into letters ("T h e  q u i c k"). Latin only:
 # Chinese or Japanese text is often extracted one character per "word".
@@ -694,6 +695,7 @@ def _rtl_in_reading_order(textpage: Any, text: str, plain: str, count: int) -> s
     if len(text) != count or plain != text:
         return text  # characters and positions do not pair up: leave it as it is
     chars = list(text)
+    _lam_alef_in_order(textpage, chars)
     start = 0
     while start < count:
         if not _strong_rtl(chars[start]):
@@ -858,6 +860,19 @@ def _aligned_right(textpage: Any, letters: list[int]) -> bool | None:
     if abs(before - after) <= 2 * size:
         return None
     return after < before
+
+
+def _lam_alef_in_order(textpage: Any, chars: list[str]) -> None:
+    """Lam-alef ("لا"), one glyph for two letters, read lam first. LibreOffice names
+    the glyph's letters alef first ("ال", at the glyph's one origin), which is never
+    right: alef joins no letter after it, so no glyph holds an alef and then a lam."""
+    for k in range(len(chars) - 1):
+        if (
+            chars[k] in _ALEFS
+            and chars[k + 1] == _LAM
+            and _char_origin(textpage, k) == _char_origin(textpage, k + 1)
+        ):
+            chars[k], chars[k + 1] = _LAM, chars[k]
 
 
 def _reversed_clusters(textpage: Any, chars: list[str], start: int, end: int) -> str:

@@ -260,6 +260,18 @@ def test_lam_alef_drawn_as_one_glyph_keeps_its_letters_in_order(tmp_path: Path) 
     assert extract(path).text == "\n".join(lines)
 
 
+def test_lam_alef_named_alef_first_reads_lam_first(tmp_path: Path) -> None:
+    # LibreOffice names the two letters of its lam-alef glyph alef first: every
+    # "لا" came out "ال", "السلام" as "السالم". No glyph holds alef then lam.
+    lines = ["السلام عليكم ولا شيء", "الإسلام"]
+
+    def glyphs(line: str) -> list[str]:
+        return [g[::-1] for g in re.findall("ل[اأإآ]|.", line)][::-1]
+
+    pdf = shaped_rtl_pdf(lines, visual=glyphs)
+    assert extract(write(tmp_path, "alef-first.pdf", pdf)).text == "\n".join(lines)
+
+
 # --- DOCX -------------------------------------------------------------------------------
 
 
