@@ -17,16 +17,19 @@ from django.http.multipartparser import MultiPartParser
 from django.template.defaultfilters import filesizeformat
 from django.utils.datastructures import MultiValueDict
 
-from documents.extractors.detect import detect_format, read_prefix, unsupported_reason
+from documents.extractors.detect import (
+    detect_named_format,
+    read_prefix,
+    unsupported_reason,
+)
 from documents.extractors.formats import (
-    TEXT,
     Format,
     by_extension,
     by_mime_type,
     named_format,
     with_article,
 )
-from documents.extractors.sniff import ZIP_MAGIC, text_but_for_stray_nuls
+from documents.extractors.sniff import ZIP_MAGIC
 
 MAX_FILENAME_LENGTH = 200
 # A file whose own name has nothing usable is called this, with its type's extension.
@@ -209,26 +212,17 @@ def check_upload(upload: UploadedFile) -> CheckedUpload:
 
 def _readable_format(file: IO[bytes], filename: str) -> tuple[Format | None, str]:
     """The file's format when we read it, else None and why not; bounded for the
-    web process (see MAX_ZIP_DIRECTORY_BYTES). Text with a stray NUL is read when
-    its name promises text: its bytes alone look binary (the NUL is dropped)."""
+    web process (see MAX_ZIP_DIRECTORY_BYTES)."""
     if read_prefix(file).startswith(ZIP_MAGIC) and (
         _zip_directory_bytes(file) > MAX_ZIP_DIRECTORY_BYTES
     ):
         return None, TOO_MANY_MEMBERS
     try:
-        detected = detect_format(file)
+        detected = detect_named_format(file, filename)
     except RecursionError:
         # olefile walks an OLE file's directory tree by recursion: a crafted one
         # a few thousand entries deep raised out of detection, a server error.
         return None, DAMAGED_DIRECTORY
-    if detected is None:
-        claimed = by_extension(filename)
-        if (
-            claimed is not None
-            and claimed.extractor == TEXT.extractor
-            and text_but_for_stray_nuls(read_prefix(file))
-        ):
-            return claimed, ""
     if detected is None or not detected.readable:
         return None, unsupported_reason(file)
     return detected, ""

@@ -11,7 +11,7 @@ from typing import Any, BinaryIO, TypeVar
 from urllib.parse import unquote
 
 from .base import parse_xml
-from .formats import FORMATS, TEXT, Format, accepted_labels
+from .formats import FORMATS, TEXT, Format, accepted_labels, by_extension
 from .sniff import (
     OLE_MAGIC,
     PREFIX_BYTES,
@@ -19,6 +19,7 @@ from .sniff import (
     TAR_MAGIC_AT,
     ZIP_MAGIC,
     looks_like_text,
+    text_but_for_stray_nuls,
 )
 
 _MAX_MARKER_BYTES = 256  # ODF's mimetype entry is one short line
@@ -71,6 +72,23 @@ def _from_start(
 def detect_format(source: str | os.PathLike[str] | BinaryIO) -> Format | None:
     """Return the format of a file from its content (readable or refused), else None."""
     return _from_start(source, _detect)
+
+
+def detect_named_format(source: BinaryIO, name: str) -> Format | None:
+    """The format of a file from its content, as detect_format; and text with a
+    few stray NULs (a log written through a crash, a tool's export) when its name
+    promises text: its bytes alone look binary, and the NULs are dropped on reading."""
+    detected = detect_format(source)
+    if detected is not None:
+        return detected
+    claimed = by_extension(name)
+    if (
+        claimed is not None
+        and claimed.extractor == TEXT.extractor
+        and text_but_for_stray_nuls(read_prefix(source))
+    ):
+        return claimed
+    return None
 
 
 def detect_mime_type(source: str | os.PathLike[str] | BinaryIO) -> str | None:

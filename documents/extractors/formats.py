@@ -193,11 +193,14 @@ DOCX = Format(
         "application/vnd.ms-word.template.macroEnabledTemplate.main+xml",
     ),
 )
+# Text people keep under other names too: logs, tables, settings, data, docs.
+_TEXT_EXTENSIONS = (".txt", ".text", ".log", ".tsv", ".ini", ".cfg", ".conf", ".yaml",
+                    ".yml", ".toml", ".json", ".xml", ".rst", ".tex")  # fmt: skip
 TEXT = Format(
     key="text",
     label="Plain text",
     mime_type="text/plain",
-    extensions=(".txt", ".text"),
+    extensions=_TEXT_EXTENSIONS,
     extractor="text:extract_text",
     requires="chardetng-py",
     textual=True,

@@ -23,7 +23,7 @@ from .base import (
     join_notes,
     short_reason,
 )
-from .detect import detect_format
+from .detect import detect_format, detect_named_format
 from .formats import (
     EMAIL,
     IMAGES,
@@ -145,7 +145,7 @@ class _Attachments:
         if not data:
             return
         name = _attachment_name(part)
-        fmt = detect_format(io.BytesIO(data))
+        fmt = detect_named_format(io.BytesIO(data), name)
         ending = cut or part is self.ending
         if ending and (fmt is None or not _document(fmt, part, name)):
             fmt = by_extension(name)  # what is left may not look like one
@@ -598,8 +598,9 @@ def _decoded_header(
 def part_text(part: EmailMessage) -> str:
     """The part's text. Its charset is often missing (us-ascii by the RFC, yet
     8-bit), unknown to Python, or ISO-8859-1 on Windows text: decoded as a mail
-    program would, where the standard library put U+FFFD or C1 controls."""
-    return decode(_payload(part)[0], part.get_content_charset())
+    program would, where the standard library put U+FFFD or C1 controls. NULs
+    carry no text, as in a text file."""
+    return decode(_payload(part)[0], part.get_content_charset()).replace("\x00", "")
 
 
 def _payload(part: EmailMessage) -> tuple[bytes, bool]:

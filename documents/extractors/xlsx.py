@@ -4,12 +4,10 @@ file, so a huge sheet is read only as far as the limit."""
 from __future__ import annotations
 
 import datetime
-import functools
 import os
 import re
-from collections.abc import Callable, Iterator
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
-from typing import Any, BinaryIO, NamedTuple
+from collections.abc import Iterator
+from typing import Any, BinaryIO
 
 from .archive import checked_zip, strict_ooxml, strict_refusal
 from .base import (
@@ -20,6 +18,7 @@ from .base import (
     mend_cell_breaks,
     unreadable,
 )
+from .number_formats import LOCALE_DATE_FORMATS, NumberFormat, number_format
 
 # Sheets Excel does not show; a very hidden one cannot be shown from its menus.
 _HIDDEN_STATES = ("hidden", "veryHidden")
@@ -111,6 +110,7 @@ def _lines(workbook: Any, recalculates: bool) -> Iterator[str]:
                     column = cell["column"]
             if line:
                 yield "\t".join(line)
+        yield from _comments(sheet)
         yield ""
 
 
@@ -149,6 +149,33 @@ def _rows(sheet: Any, recalculates: bool) -> Iterator[list[dict[str, Any]]]:
             yield cells
 
 
+# Excel 365 keeps a threaded comment in its own part, and as a note for older
+# versions whose text opens with this notice, then "Comment:" before the comment.
+_THREADED_NOTICE = re.compile(r"^\[Threaded comment\].*?\bComment:", re.S)
+
+
+def _comments(sheet: Any) -> Iterator[str]:
+    """The sheet's comments (notes), after its rows: "Comment on B3: Ann: text"."""
+    from openpyxl.comments.comment_sheet import CommentSheet
+    from openpyxl.packaging.relationship import get_dependents, get_rels_path
+    from openpyxl.xml.constants import COMMENTS_NS
+    from openpyxl.xml.functions import fromstring
+
+    archive = sheet.parent._archive
+    names = set(archive.namelist())
+    rels = get_rels_path(sheet._worksheet_path)
+    if rels not in names:
+        return
+    for rel in get_dependents(archive, rels).find(COMMENTS_NS):
+        if rel.target not in names:
+            continue
+        part = CommentSheet.from_tree(fromstring(archive.read(rel.target)))
+        for ref, comment in part.comments:
+            text = " ".join(_THREADED_NOTICE.sub("", comment.content or "").split())
+            if text:
+                yield f"Comment on {ref}: {text}"
+
+
 _MAIN = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 _FORMULA = f"{_MAIN}f"
 _VALUE = f"{_MAIN}v"
@@ -163,11 +190,11 @@ def _uncached(cell: dict[str, Any], element: Any, recalculates: bool) -> bool:
     placeholder (Excel shows the sum); any other number was given on purpose."""
     if cell["value"] is None:
         return element.get("t") != "str"
-    value = cell["value"]
+    # A date format turns the placeholder into a date or time (00:00:00): the
+    # number as written decides.
     return (
         recalculates
-        and cell["data_type"] == "n"
-        and value == 0
+        and cell["data_type"] in ("n", "d")
         and (element.findtext(_VALUE) or "").strip() in ("0", "0.0")
     )
 
@@ -184,12 +211,12 @@ class _Styles:
     def __init__(self, workbook: Any) -> None:
         self._styles = getattr(workbook, "_cell_styles", [])
         self._custom = getattr(workbook, "_number_formats", [])
-        self._by_id: dict[int, _Format] = {}
+        self._by_id: dict[int, NumberFormat] = {}
 
-    def format(self, style_id: int) -> _Format:
+    def format(self, style_id: int) -> NumberFormat:
         found = self._by_id.get(style_id)
         if found is None:
-            found = self._by_id[style_id] = _format(self._code(style_id))
+            found = self._by_id[style_id] = number_format(self._code(style_id))
         return found
 
     def _code(self, style_id: int) -> str:
@@ -198,6 +225,8 @@ class _Styles:
         if not 0 <= style_id < len(self._styles):
             return "General"
         number = self._styles[style_id].numFmtId
+        if number in LOCALE_DATE_FORMATS:
+            return LOCALE_DATE_FORMATS[number]
         if number < BUILTIN_FORMATS_MAX_SIZE:
             return str(BUILTIN_FORMATS.get(number, "General"))
         if number - BUILTIN_FORMATS_MAX_SIZE < len(self._custom):
@@ -205,179 +234,7 @@ class _Styles:
         return "General"
 
 
-# --- Number formats -------------------------------------------------------------------
-# What Excel shows for a number: the format's first section for positives, its
-# second (when there is one) for negatives, its third for zero. Formats this does
-# not render (fractions, scientific, conditions, digits split by text) show as
-# General. Dates stay ISO dates: Excel's built-in date formats follow the reader's
-# locale, so ISO is the one spelling every search can rely on.
-
-_Render = Callable[[float], str]
-
-
-class _Format(NamedTuple):
-    code: str
-    number: _Render
-    shows_time: bool  # a date format that shows a time of day
-
-
-# "quoted", \escaped, [$€-407] currency; _x pads with a space; *x fills; [Red], [h]
-_LITERAL = re.compile(
-    r'"([^"]*)"|\\(.)|\[\$([^\]-]*)(?:-[0-9A-Fa-f]*)?\]|(_.)|\*.|\[[^\]]*\]'
-)
-_PLACES = re.compile(r"[0#?][0#?,]*(?:\.[0#?]*)?|\.[0#?]+")
-_ELAPSED = re.compile(r"\[(h+|m+|s+)\](?::(mm?))?(?::(ss?))?", re.I)
-
-
-def _general(value: float) -> str:
-    """Up to 15 significant digits, as Excel keeps them: 0.1*3 shows as 0.3."""
-    if isinstance(value, int):
-        return str(value)
-    if value.is_integer() and abs(value) < 1e15:
-        return str(int(value))
-    shown = f"{value:.15g}"
-    if "e" in shown:
-        mantissa, exponent = shown.split("e")
-        shown = f"{mantissa}E{exponent[0]}{exponent[1:].lstrip('0').zfill(2)}"
-    return shown
-
-
-@functools.lru_cache(maxsize=1024)
-def _format(code: str) -> _Format:
-    bare = _LITERAL.sub("", code)
-    shows_time = re.search(r"[hs]|AM/PM", bare, re.I) is not None
-    return _Format(code, _renderer(code), shows_time)
-
-
-def _renderer(code: str) -> _Render:
-    if code in ("General", "@", ""):
-        return _general
-    parsed = [_section(part) for part in _split_sections(code)[:3]]
-    renders = [part for part in parsed if part is not None]
-    if len(renders) < len(parsed):
-        return _general
-    positive = renders[0]
-    negative = renders[1] if len(renders) > 1 else None
-    zero = renders[2] if len(renders) > 2 else positive
-
-    def render(value: float) -> str:
-        # Padding (_) keeps a digit's width for a parenthesis: at the ends, a space.
-        try:
-            if value > 0:
-                return positive(value).strip()
-            if value < 0:
-                shown = negative(-value) if negative else f"-{positive(-value)}"
-                return shown.strip()
-            return zero(value).strip()
-        except (InvalidOperation, ValueError):  # past 28 digits, or not finite
-            return _general(value)
-
-    return render
-
-
-def _split_sections(code: str) -> list[str]:
-    """The format's sections, split at semicolons outside quotes and brackets."""
-    sections: list[str] = []
-    current: list[str] = []
-    quoted = bracket = escaped = False
-    for char in code:
-        if escaped:
-            escaped = False
-        elif char == "\\":
-            escaped = True
-        elif char == '"':
-            quoted = not quoted
-        elif not quoted and char in "[]":
-            bracket = char == "["
-        elif char == ";" and not quoted and not bracket:
-            sections.append("".join(current))
-            current = []
-            continue
-        current.append(char)
-    sections.append("".join(current))
-    return sections
-
-
-def _section(part: str) -> _Render | None:
-    """One section as a renderer of a number that is not negative, or None."""
-    if re.search(r"\[[<>=]", part):  # conditions, as in [>=100]
-        return None
-    literals: list[str] = []
-
-    def keep(match: re.Match[str]) -> str:
-        *spelled, pad = match.groups()  # quoted, escaped, currency; padding
-        text = next((one for one in spelled if one is not None), None)
-        literals.append(text if text is not None else " " if pad else "")
-        return "\x00"  # where the literal goes back
-
-    bare = _LITERAL.sub(keep, part)
-    pieces = iter(literals)
-
-    def spelled(side: str) -> str:
-        text = "".join(next(pieces) if c == "\x00" else c for c in side)
-        return text.replace("@", "")
-
-    general = re.search("general", bare, re.I)
-    if general:  # "$"General
-        head, tail = spelled(bare[: general.start()]), spelled(bare[general.end() :])
-        return lambda value: f"{head}{_general(value)}{tail}"
-    if re.search(r"[ymdhs]|AM/PM|E[+-]|/", bare, re.I):
-        return None  # a date on a number, scientific, a fraction
-    places = _PLACES.findall(bare)
-    if len(places) > 1:
-        return None  # digits split by text (phone numbers, codes)
-    if not places:
-        text = spelled(bare)
-        return lambda value: text  # all literal, as "-" for zero
-    head, _, tail = bare.partition(places[0])
-    before = spelled(head)
-    return _number(places[0], before, spelled(tail), scale=100 ** bare.count("%"))
-
-
-def _number(pattern: str, before: str, after: str, scale: int) -> _Render:
-    """Digits by a pattern such as #,##0.00: 0 a digit always shown, # and ? one
-    shown when needed, a comma between digits groups thousands and one after the
-    last digit divides by a thousand."""
-    trimmed = pattern.rstrip(",")
-    divisor = 1000 ** (len(pattern) - len(trimmed))
-    whole, point, fraction = trimmed.partition(".")
-    grouped = "," in whole
-    least = whole.count("0")
-    least_decimals = fraction.count("0")
-    quantum = Decimal(1).scaleb(-len(fraction))
-
-    def render(value: float) -> str:
-        # Excel keeps 15 significant digits: 1.005 shows as 1.01.
-        number = Decimal(f"{value:.15g}") * scale / divisor
-        digits = f"{number.quantize(quantum, rounding=ROUND_HALF_UP):f}"
-        integer, _, decimals = digits.partition(".")
-        decimals = decimals.rstrip("0").ljust(least_decimals, "0")
-        integer = integer.lstrip("0").zfill(least)
-        if grouped and integer:
-            integer = f"{int(integer):,}"
-        return f"{before}{integer}{point if decimals else ''}{decimals}{after}"
-
-    return render
-
-
-def _elapsed(code: str, value: datetime.timedelta) -> str:
-    """A duration by [h]:mm:ss, [mm]:ss or [ss]: its first unit counts past 24."""
-    seconds = round(value.total_seconds())
-    sign, seconds = ("-" if seconds < 0 else ""), abs(seconds)
-    match = _ELAPSED.search(code)
-    if match is None:
-        return f"{sign}{seconds // 3600}:{seconds // 60 % 60:02}:{seconds % 60:02}"
-    unit, minutes, secs = match.groups()
-    first = {"h": seconds // 3600, "m": seconds // 60, "s": seconds}[unit[0].lower()]
-    parts = [str(first).zfill(len(unit))]
-    if minutes:
-        parts.append(f"{seconds // 60 % 60:02}")
-    if secs:
-        parts.append(f"{seconds % 60:02}")
-    return sign + ":".join(parts)
-
-
-def _cell(value: object, shown_as: _Format) -> str:
+def _cell(value: object, shown_as: NumberFormat) -> str:
     if value is None:
         return ""
     if type(value) is str:  # the most common, first
@@ -390,12 +247,10 @@ def _cell(value: object, shown_as: _Format) -> str:
         return "TRUE" if value else "FALSE"
     if isinstance(value, int | float):
         return shown_as.number(value)
-    if isinstance(value, datetime.datetime) and (
-        value.time() == datetime.time() or not shown_as.shows_time
-    ):
-        return value.date().isoformat()
-    if isinstance(value, datetime.date | datetime.time):
+    if isinstance(value, datetime.datetime | datetime.time):
+        return shown_as.date(value)
+    if isinstance(value, datetime.date):
         return value.isoformat()
     if isinstance(value, datetime.timedelta):
-        return _elapsed(shown_as.code, value)
+        return shown_as.duration(value)
     return " ".join(str(value).split())

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import openpyxl
 import pytest
+from openpyxl.comments import Comment
 
 from documents.extractors import CorruptFileError, UnsupportedFileError, extract
 from tests.files import replaced_everywhere, with_member, xlsx_bytes
@@ -129,8 +130,28 @@ SHOWN = [
     (datetime.timedelta(hours=30, seconds=5), "[h]:mm:ss", "30:00:05"),
     (datetime.timedelta(minutes=90), "[mm]:ss", "90:00"),
     (datetime.datetime(2024, 3, 15, 13, 45), "yyyy-mm-dd", "2024-03-15"),
-    (datetime.datetime(2024, 3, 15, 13, 45), "yyyy-mm-dd hh:mm", "2024-03-15T13:45:00"),
-    (datetime.datetime(2024, 3, 15), "dd.mm.yyyy", "2024-03-15"),
+    (datetime.datetime(2024, 3, 15, 13, 45), "yyyy-mm-dd hh:mm", "2024-03-15 13:45"),
+    # Dates as the sheet spells them: they came out as ISO dates whatever the format.
+    (datetime.datetime(2026, 11, 28), "dd.mm.yyyy", "28.11.2026"),
+    (datetime.datetime(2026, 11, 28), "dd/mm/yyyy", "28/11/2026"),
+    (datetime.datetime(2026, 11, 28), "m/d/yy", "11/28/26"),
+    (datetime.datetime(2026, 11, 28), "mmm d, yyyy", "Nov 28, 2026"),
+    (
+        datetime.datetime(2026, 11, 28),
+        "[$-F800]dddd, mmmm dd, yyyy",
+        "Saturday, November 28, 2026",
+    ),
+    (datetime.datetime(2026, 11, 28), "d-mmm-yy", "28-Nov-26"),
+    (datetime.datetime(2026, 11, 28), "mmmm yyyy", "November 2026"),
+    (datetime.datetime(2026, 11, 28), 'ddd d" of "mmmm', "Sat 28 of November"),
+    (datetime.datetime(2026, 11, 28, 9, 5), "dd/mm/yyyy hh:mm", "28/11/2026 09:05"),
+    (datetime.datetime(2026, 11, 28, 13, 5, 29, 600000), "h:mm:ss AM/PM", "1:05:30 PM"),
+    (datetime.datetime(2026, 11, 28, 13, 5, 29, 600000), "mm:ss.0", "05:29.6"),
+    (datetime.time(7, 30), "h:mm am/pm", "7:30 am"),
+    (datetime.time(7, 30), "hh:mm", "07:30"),
+    # Excel's built-in short dates follow the reader's locale: ISO says which is which.
+    (datetime.datetime(2026, 11, 28), "mm-dd-yy", "2026-11-28"),
+    (datetime.datetime(2026, 11, 28, 13, 45), "m/d/yy h:mm", "2026-11-28 13:45"),
     (1e300, "#,##0.00", "1E+300"),  # past what Decimal rounds: General
     (0.5, "# ?/?", "0.5"),  # fractions are not rendered: General
     (12345.678, "0.00E+00", "12345.678"),  # nor scientific
@@ -204,3 +225,51 @@ def test_a_cached_result_is_shown_unless_it_is_a_placeholder(
     )
     text = extract(write(tmp_path, data)).text
     assert text.splitlines()[1] == f"3\t9.99\t{shown}\tafter"
+
+
+def test_a_placeholder_under_a_date_format_reads_as_its_formula(
+    tmp_path: Path,
+) -> None:
+    # pandas and xlsxwriter cache 0 for a due date "=A1+30": it read "00:00:00",
+    # the placeholder's 0 as a time of day.
+    book = openpyxl.Workbook()
+    book.active.append([datetime.datetime(2026, 11, 28), "=A1+30"])
+    book.active["A1"].number_format = "yyyy-mm-dd"
+    book.active["B1"].number_format = "dd/mm/yyyy"
+    data = with_member(
+        saved(book),
+        "xl/worksheets/sheet1.xml",
+        lambda xml: xml.replace(b"<f>A1+30</f><v></v>", b"<f>A1+30</f><v>0</v>"),
+    )
+    assert b"<f>A1+30</f><v>0</v>" in zipfile.ZipFile(io.BytesIO(data)).read(
+        "xl/worksheets/sheet1.xml"
+    )
+    assert extract(write(tmp_path, data)).text.splitlines()[1] == "2026-11-28\t=A1+30"
+
+
+def test_comments_are_read_after_their_sheets_rows(tmp_path: Path) -> None:
+    # Notes were not read: what a sheet says on hover could not be found.
+    book = openpyxl.Workbook()
+    book.active.title = "Budget"
+    book.active.append(["Item", "Cost"])
+    book.active.append(["Rent", 1200])
+    book.active["B2"].comment = Comment("Includes the\nservice charge", "Ann")
+    # Excel 365 writes a threaded comment as a note too, behind a notice.
+    book.create_sheet("Plan")["C5"].comment = Comment(
+        "[Threaded comment]\n\nYour version of Excel allows you to read this "
+        "threaded comment; however, any edits to it will get removed if the file "
+        "is opened in a newer version of Excel. Learn more: "
+        "https://go.microsoft.com/fwlink/?linkid=870924\n\nComment:\n"
+        "    Check with legal\nReply:\n    Done",
+        "Bob",
+    )
+    text = extract(write(tmp_path, saved(book))).text
+    assert text.splitlines() == [
+        "Budget",
+        "Item\tCost",
+        "Rent\t1200",
+        "Comment on B2: Includes the service charge",
+        "",
+        "Plan",
+        "Comment on C5: Check with legal Reply: Done",
+    ]
