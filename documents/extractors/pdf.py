@@ -74,6 +74,9 @@ _LEVEL = 0.1  # radians: a baseline turned less than about 6° is level
 # from its image too: a stamp, a page or Bates number, a fax header on a scan.
 _STAMP_CHARS = 80
 _SCANNED_SHARE = 0.6
+# Brackets drawn mirrored on right-to-left lines, each named by the other's glyph.
+_MIRRORED = dict(zip("()[]{}«»", ")(][}{»«", strict=True))
+_MIRRORED_PAIR = re.compile(r"([)\]}»])([^()\[\]{}«»\n]*)([(\[{«])")
 _LAM, _ALEFS = "\u0644", frozenset("\u0622\u0623\u0625\u0627")  # ل, آأإا
 _RTL = re.compile(r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
 # A bad OCR layer splits every word into letters ("T h e  q u i c k"). Latin only:
@@ -725,7 +728,15 @@ def _rtl_in_reading_order(textpage: Any, text: str, plain: str, count: int) -> s
         _rtl_words_in_order(
             textpage, chars, start, end, rtl_page=rtl_page, lines_rtl=lines_rtl
         )
-    return "".join(chars)
+    return _MIRRORED_PAIR.sub(_pair_turned, "".join(chars))
+
+
+def _pair_turned(pair: re.Match[str]) -> str:
+    """A bracket pair named as drawn on a right-to-left line, ")كلمة(": as read."""
+    close, inside, opening = pair.groups()
+    if _MIRRORED[close] != opening or not any(_strong_rtl(c) for c in inside):
+        return pair[0]
+    return f"{_MIRRORED[close]}{inside}{_MIRRORED[opening]}"
 
 
 def _rtl_words_in_order(
@@ -827,6 +838,8 @@ def _rtl_words_in_order(
         word = chars[c:d]
         if not any(_strong_rtl(char) for char in word):
             word = _as_laid(word, [along[i] for i in range(c, d)])
+            if rtl_line:
+                word = _ends_read_right_to_left(word)
         pieces += [*chars[after:a], *word]  # the spaces stay where they were
         after = b
     chars[start:end] = [*pieces, *chars[after:end]]
@@ -845,6 +858,34 @@ def _as_laid(word: list[str], along: list[float]) -> list[str]:
             clusters.append((place, [char]))
     clusters.sort(key=lambda cluster: cluster[0])
     return [char for _, cluster in clusters for char in cluster]
+
+
+def _ends_read_right_to_left(word: list[str]) -> list[str]:
+    """A left-to-right word (a number, a name) of a right-to-left line, as laid out,
+    in reading order: the punctuation at its ends reads with the line (Unicode's
+    bidi rules N1, N2), so what lies left of it, the sentence's full stop after a
+    year or the colon after a chapter's number, comes after it (".2024" is "2024."),
+    and a bracket so read is the other one of its pair."""
+    core = [k for k, char in enumerate(word) if _bidi(char) in ("L", "EN", "AN")]
+    if not core:
+        return word
+    first, last = core[0], core[-1]
+    # A number's sign, currency or percent reads with it ("50%"): rule W5.
+    while first > 0 and _bidi(word[first]) == "EN" and _bidi(word[first - 1]) == "ET":
+        first -= 1
+    while (
+        last < len(word) - 1
+        and _bidi(word[last]) == "EN"
+        and _bidi(word[last + 1]) == "ET"
+    ):
+        last += 1
+    before = [_MIRRORED.get(char, char) for char in reversed(word[last + 1 :])]
+    after = [_MIRRORED.get(char, char) for char in reversed(word[:first])]
+    return [*before, *word[first : last + 1], *after]
+
+
+def _bidi(char: str) -> str:
+    return unicodedata.bidirectional(char)
 
 
 def _aligned_right(textpage: Any, letters: list[int]) -> bool | None:

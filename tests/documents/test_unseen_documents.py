@@ -260,6 +260,20 @@ def test_lam_alef_drawn_as_one_glyph_keeps_its_letters_in_order(tmp_path: Path) 
     assert extract(path).text == "\n".join(lines)
 
 
+def test_a_number_s_punctuation_on_a_right_to_left_line_reads_after_it(
+    tmp_path: Path,
+) -> None:
+    # Laid out right to left, a sentence's full stop after a year and a colon after
+    # a chapter's number lie left of them: they came out first (".2024", ":3").
+    lines = ["صدرت النسخة في عام 2024.", "الفصل 3: المقدمة", "بنسبة 50% فقط"]
+
+    def laid_out(line: str) -> list[str]:  # digits left to right, the rest turned
+        return re.findall(r"\d+%?|.", line)[::-1]
+
+    pdf = shaped_rtl_pdf(lines, visual=lambda line: "".join(laid_out(line)))
+    assert extract(write(tmp_path, "numbers.pdf", pdf)).text == "\n".join(lines)
+
+
 def test_lam_alef_named_alef_first_reads_lam_first(tmp_path: Path) -> None:
     # LibreOffice names the two letters of its lam-alef glyph alef first: every
     # "لا" came out "ال", "السلام" as "السالم". No glyph holds alef then lam.
