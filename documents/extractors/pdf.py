@@ -835,11 +835,13 @@ def _rtl_words_in_order(
         k = run
     pieces, after = [], start
     for (a, b), (c, d) in zip(words, ordered, strict=True):
-        word = chars[c:d]
+        word, places = chars[c:d], [along[i] for i in range(c, d)]
         if not any(_strong_rtl(char) for char in word):
-            word = _as_laid(word, [along[i] for i in range(c, d)])
+            word = _as_laid(word, places)
             if rtl_line:
                 word = _ends_read_right_to_left(word)
+        elif rtl_line:
+            word = _numbers_read_right_to_left(word, places)
         pieces += [*chars[after:a], *word]  # the spaces stay where they were
         after = b
     chars[start:end] = [*pieces, *chars[after:end]]
@@ -882,6 +884,32 @@ def _ends_read_right_to_left(word: list[str]) -> list[str]:
     before = [_MIRRORED.get(char, char) for char in reversed(word[last + 1 :])]
     after = [_MIRRORED.get(char, char) for char in reversed(word[:first])]
     return [*before, *word[first : last + 1], *after]
+
+
+def _numbers_read_right_to_left(word: list[str], places: list[float]) -> list[str]:
+    """A right-to-left word of a right-to-left line with the runs of other
+    characters in it (a number, a name: "ב-2024."'s "-2024.") each in reading order,
+    as a word of their own is."""
+    read: list[str] = []
+    k = 0
+    while k < len(word):
+        end = k
+        while end < len(word) and not _letter_or_mark_rtl(word[end]):
+            end += 1
+        if end == k:
+            read.append(word[k])
+            k += 1
+            continue
+        run = word[k:end]
+        if any(_bidi(char) in ("L", "EN", "AN") for char in run):
+            run = _ends_read_right_to_left(_as_laid(run, places[k:end]))
+        read += run
+        k = end
+    return read
+
+
+def _letter_or_mark_rtl(char: str) -> bool:
+    return _strong_rtl(char) or unicodedata.category(char) == "Mn"
 
 
 def _bidi(char: str) -> str:

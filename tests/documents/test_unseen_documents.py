@@ -266,6 +266,7 @@ def test_a_number_s_punctuation_on_a_right_to_left_line_reads_after_it(
     # Laid out right to left, a sentence's full stop after a year and a colon after
     # a chapter's number lie left of them: they came out first (".2024", ":3").
     lines = ["صدرت النسخة في عام 2024.", "الفصل 3: المقدمة", "بنسبة 50% فقط"]
+    lines.append("הגרסה יצאה ב-2024.")  # within a word: "ב.2024-"
 
     def laid_out(line: str) -> list[str]:  # digits left to right, the rest turned
         return re.findall(r"\d+%?|.", line)[::-1]
