@@ -230,6 +230,58 @@ def mail_message(*attachments: tuple[str, str, bytes]) -> EmailMessage:
     return msg
 
 
+def tnef_bytes(*files: tuple[str, bytes], body: str = "", rtf: bytes = b"") -> bytes:
+    """Outlook's winmail.dat (TNEF, [MS-OXTNEF]): a message whose body is plain text
+    and/or RTF (compressed, as Outlook stores it), and a (name, content) attachment
+    per file, its name as Outlook gives it (long, Unicode)."""
+    from compressed_rtf import compress
+
+    def attribute(level: int, kind: int, name: int, data: bytes) -> bytes:
+        # Level (message 1, attachment 2), id (name, then type), length, data, and
+        # the data's checksum: its bytes summed, modulo 65536.
+        head = struct.pack("<BHHI", level, name, kind, len(data))
+        return head + data + struct.pack("<H", sum(data) & 0xFFFF)
+
+    def properties(*values: tuple[int, int, bytes]) -> bytes:
+        # Each MAPI property: type, tag, one value of its length, padded to 4.
+        out = struct.pack("<I", len(values))
+        for kind, tag, value in values:
+            padded = value.ljust(-(-len(value) // 4) * 4, b"\x00")
+            out += struct.pack("<HHII", kind, tag, 1, len(value)) + padded
+        return out
+
+    unicode, binary, byte, dword, string = 0x001F, 0x0102, 0x0006, 0x0008, 0x0001
+    body_properties = [(unicode, 0x1000, (body + "\0").encode("utf-16-le"))] * bool(
+        body
+    ) + [(binary, 0x1009, compress(rtf))] * bool(rtf)
+    out = struct.pack("<IH", 0x223E9F78, 0x0001)
+    out += attribute(1, dword, 0x9006, struct.pack("<I", 0x00010000))  # version
+    out += attribute(1, byte, 0x9007, struct.pack("<II", 1252, 0))  # code page
+    out += attribute(1, byte, 0x9003, properties(*body_properties))
+    for name, content in files:
+        # Rendering (a file, not shown in the body), short name, data, long name.
+        out += attribute(2, byte, 0x9002, struct.pack("<HIHHI", 1, 0xFFFFFFFF, 0, 0, 0))
+        out += attribute(2, string, 0x8010, name.encode("cp1252", "replace") + b"\0")
+        out += attribute(2, byte, 0x800F, content)
+        long_name = (name + "\0").encode("utf-16-le")
+        out += attribute(2, byte, 0x9005, properties((unicode, 0x3707, long_name)))
+    return out
+
+
+def pdf_with_files(text: str, *files: tuple[str, bytes]) -> bytes:
+    """A one-page PDF saying ``text``, with (name, content) files embedded in it
+    (its Attachments panel: the EmbeddedFiles name tree)."""
+    pdf = FPDF()
+    pdf.set_creation_date(datetime.datetime(*FIXED_TIME, tzinfo=datetime.UTC))
+    pdf.set_font("helvetica", size=12)
+    pdf.add_page()
+    pdf.multi_cell(0, 10, text)
+    when = datetime.datetime(*FIXED_TIME, tzinfo=datetime.UTC)
+    for name, content in files:
+        pdf.embed_file(bytes=content, basename=name, modification_date=when)
+    return bytes(pdf.output())
+
+
 def eml_bytes(
     text: str | None = "Hello Bob,\nthe report is attached.",
     html: str | None = None,

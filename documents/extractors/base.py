@@ -125,6 +125,17 @@ def mend_cell_breaks(text: str) -> str:
     return _CELL_HYPHEN_BREAK.sub("", text)
 
 
+def comment_line(text: str, cell: str = "") -> str:
+    """A reviewer's comment as every format reads it, after the text it is on:
+    "Comment: …", or "Comment on B3: …" for one on a spreadsheet's `cell`; one
+    line, its line breaks spaces (a word broken at one mended, as a cell's); ""
+    for a comment without text."""
+    text = " ".join(mend_cell_breaks(text).split())
+    if not text:
+        return ""
+    return f"Comment on {cell}: {text}" if cell else f"Comment: {text}"
+
+
 class TextBuilder:
     """Collects text up to a limit. Extractors stop reading once `add` returns False,
     so a small file that expands enormously never becomes one enormous string."""

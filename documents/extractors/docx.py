@@ -1,5 +1,5 @@
 """DOCX extraction: body (tables a row a line, cells separated by tabs), SmartArt
-and chart labels, notes, headers, footers."""
+and chart labels, notes, headers, footers, then comments."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from .base import (
     ExtractOptions,
     TextBuilder,
     UnsupportedFileError,
+    comment_line,
     outside_tables,
     table_row_lines,
     unreadable,
@@ -84,6 +85,7 @@ _WRAPPERS = frozenset({_SDT, f"{_W}sdtContent", f"{_W}customXml"})
 _MAX_COLUMNS = 63  # Word's widest table: a hostile span counts no more
 _BLOCK_ENDS = (_TBL, _SDT, f"{_W}sectPr", _ALT_CHUNK)
 _MAX_CHUNK_DEPTH = 4  # Word documents embedded in embedded Word documents
+_COMMENT, _COMMENT_REFERENCE = f"{_W}comment", f"{_W}commentReference"
 
 
 def extract_docx(
@@ -99,12 +101,14 @@ def extract_docx(
         )
     hidden = _hidden_styles(document)
     numbering = _Numbering(document)
+    deleted = _deleted_comments(body)  # before the body's deleted text is taken out
     text = TextBuilder(options.max_chars)
     # Lazily, part by part: reading stops once the limit is reached.
     parts = chain(
         _paragraphs(body, document.part, hidden, numbering),
         _notes(document, hidden, numbering),
         _headers_and_footers(document, hidden, numbering),
+        _comments(document, hidden, numbering, deleted),
     )
     text.extend(parts)
     extracted = text.text.strip("\n")
@@ -552,6 +556,39 @@ def _notes(
         seen.add(part.partname)
         notes = _paragraphs(parse_xml(part.blob), part, hidden, numbering)
         yield from (t.lstrip(" \t") for t in notes if t.strip())
+
+
+def _deleted_comments(body: Any) -> set[str]:
+    """The ids of the comments on text deleted with tracked changes on: they go
+    with it once the changes are accepted, as the body is read."""
+    return {
+        reference.get(f"{_W}id", "")
+        for reference in body.iter(_COMMENT_REFERENCE)
+        if next(reference.iterancestors(_DELETED), None) is not None
+    }
+
+
+def _comments(
+    document: Any, hidden: dict[str, bool], numbering: _Numbering, deleted: set[str]
+) -> Iterator[str]:
+    """The comments (word/comments.xml), resolved ones too, each once, as
+    "Comment: …" after all else; not those in `deleted`."""
+    from docx.opc.constants import RELATIONSHIP_TYPE as RT
+    from docx.oxml import parse_xml
+
+    rels = document.part.rels.values()
+    # A document has one comments part.
+    rel = next(
+        (r for r in rels if r.reltype == RT.COMMENTS and not r.is_external), None
+    )
+    if rel is None:
+        return
+    part = rel.target_part
+    for comment in parse_xml(part.blob).iterchildren(_COMMENT):
+        if comment.get(f"{_W}id") not in deleted:
+            lines = _paragraphs(comment, part, hidden, numbering)
+            if line := comment_line("\n".join(lines)):
+                yield line
 
 
 def _headers_and_footers(

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import base64
-import dataclasses
 import io
 import os
 import re
-import tempfile
 from collections.abc import Iterator
 from email import errors
 from email.message import EmailMessage
@@ -15,26 +13,19 @@ from email.parser import BytesParser
 from email.policy import EmailPolicy
 from typing import Any
 
-from . import registry
+from .attachments import Attached, Attachments, separated
 from .base import (
+    CorruptFileError,
     ExtractionResult,
     ExtractOptions,
     TextBuilder,
     join_notes,
-    short_reason,
 )
-from .detect import detect_format, detect_named_format
-from .formats import (
-    EMAIL,
-    IMAGES,
-    PDF,
-    REFUSED_PICTURES,
-    TEXT,
-    Format,
-    by_extension,
-)
+from .detect import detect_format
+from .formats import EMAIL, by_extension
 from .html import html_lines
 from .text import bom_codec, codec_for_label, decode, detect_encoding
+from .winmail import Winmail, is_winmail
 
 _HEADERS = ("From", "To", "Cc", "Subject", "Date")
 _BODY_TYPES = ("plain", "html")
@@ -63,17 +54,6 @@ _CALENDAR_TYPES = ("text/calendar", "application/ics")
 # in a browser"), does not, and the HTML (what mail programs show) is read.
 _PLAIN_HOLDS_HTML = 0.5
 _WORD = re.compile(r"\w+")
-# Attachments that are documents (a PDF, a spreadsheet, a text file...) are read as
-# an upload of them is, each under a heading with its name, so that a search finds
-# the mail by them. Not pictures, nor scans in a PDF: OCR would spend the one
-# timeout a mail's extraction has on them. So many are read, each so large and so
-# long at most, forwarded messages' included; the rest are named only (or read in
-# part), and the note says so.
-_MAX_READ_ATTACHMENTS = 20
-_MAX_ATTACHMENT_BYTES = 25 * 1024 * 1024
-_MAX_ATTACHMENT_PAGES = 500
-_CUT_SHORT = "cut short in the e-mail"
-_NOT_OCRED = "scans are not OCRed here"
 # A body only its recipient's key opens (S/MIME, OpenPGP), or signed inside a
 # PKCS #7 blob: its headers are all there is to read.
 _SEALED_TYPES = (
@@ -108,23 +88,12 @@ class _MailPolicy(EmailPolicy):
 _POLICY = _MailPolicy()
 
 
-class _Attachments:
-    """Reads the attachments of a message, and of those it forwards, that are
-    documents, within the bounds above; keeps why those not read were not."""
+class _Attachments(Attachments):
+    """The attachments of a message, and of those it forwards, read as documents
+    (see attachments.py); and its invitations, each read once."""
 
     def __init__(self, options: ExtractOptions) -> None:
-        self.options = dataclasses.replace(
-            options,
-            ocr_mode="never",
-            max_pages=min(options.max_pages, _MAX_ATTACHMENT_PAGES),
-            progress=None,
-        )
-        self.left = _MAX_READ_ATTACHMENTS
-        self.past_count = 0  # documents past _MAX_READ_ATTACHMENTS, named only
-        self.unread: list[str] = []  # "name (why)"
-        self.cut: list[str] = []  # read in part: "name (how far)"
-        # Of a format not read (old Office files): the names, its advice said once.
-        self.refused: dict[Format, list[str]] = {}
+        super().__init__(options)
         self.invitations: set[tuple[str, ...]] = set()  # those read, to read once
         # The last part of an e-mail without its closing boundary: cut short, if
         # it cannot be read (some programs leave the boundary out).
@@ -138,122 +107,18 @@ class _Attachments:
             self.invitations.add(lines)
             yield from lines
 
-    def lines(self, part: EmailMessage) -> Iterator[str]:
-        """A heading with the attachment's name, then its text; nothing when it is
-        not a document, or holds no text."""
+    def part_lines(self, part: EmailMessage) -> Iterator[str]:
+        """An attached document's heading and text (see Attachments.lines)."""
         data, cut = _payload(part)
-        if not data:
-            return
-        name = _attachment_name(part)
-        fmt = detect_named_format(io.BytesIO(data), name)
-        ending = cut or part is self.ending
-        if ending and (fmt is None or not _document(fmt, part, name)):
-            fmt = by_extension(name)  # what is left may not look like one
-        if fmt is not None and _refused_document(fmt):
-            # An old .doc is a document all the same: its reader is told why its
-            # text is missing, and what to do, as an upload of it would be.
-            self.refused.setdefault(fmt, []).append(name)
-            return
-        if fmt is None or not _document(fmt, part, name):
-            return
-        if len(data) > _MAX_ATTACHMENT_BYTES:
-            self.unread.append(f"{name} (over {_MAX_ATTACHMENT_BYTES // 2**20} MB)")
-            return
-        if self.left <= 0:
-            self.past_count += 1
-            return
-        self.left -= 1
-        try:
-            result = self._text(part, data, fmt)
-        except Exception as exc:  # damage, or a fault: it costs its own text only
-            why = f"{_CUT_SHORT}: " if ending else ""
-            self.unread.append(f"{name} ({why}{short_reason(exc)})")
-            return
-        text, pages = result.text, result.page_count
-        if not text.strip():
-            if ending:
-                self.unread.append(f"{name} ({_CUT_SHORT})")
-            elif fmt is PDF:
-                self.unread.append(f"{name} (no text layer; {_NOT_OCRED})")
-            return
-        parts = []
-        if cut:
-            parts.append(_CUT_SHORT)
-        elif fmt is PDF and pages and pages > self.options.max_pages:
-            parts.append(f"its first {self.options.max_pages:,} of {pages:,} pages")
-        if fmt is PDF and "unread_pages" in result.details:
-            # Its typed pages were read, its scans not: the reader is told which.
-            parts.append(_unread_pages(result.details["unread_pages"]))
-        if parts:
-            self.cut.append(f"{name} ({'; '.join(parts)})")
-        yield f"Attachment: {name}"
-        yield from text.splitlines()
-
-    def _text(self, part: EmailMessage, data: bytes, fmt: Format) -> ExtractionResult:
-        """The attachment's text, with its count of pages if it has pages."""
-        if fmt.extractor == TEXT.extractor and part.get_content_maintype() == "text":
-            # By its declared charset, as the body's parts.
-            return ExtractionResult(part_text(part), None, 1.0, "email")
-        settings = {
-            field.name: getattr(self.options, field.name)
-            for field in dataclasses.fields(self.options)
-            if field.name != "progress"
-        }
-        with tempfile.NamedTemporaryFile(prefix="attachment-") as fh:
-            fh.write(data)
-            fh.flush()
-            return registry.extract(fh.name, mime_type=fmt.mime_type, **settings)
-
-    @property
-    def note(self) -> str:
-        """What was not read, and why."""
-        reasons = self.unread + [
-            f"{', '.join(names)} ({_refusal(fmt)})"
-            for fmt, names in self.refused.items()
-        ]
-        unread = f"Attachments not read: {'; '.join(reasons)}." if reasons else ""
-        cut = f"Attachments read in part: {'; '.join(self.cut)}." if self.cut else ""
-        past = (
-            f"Only the first {_MAX_READ_ATTACHMENTS} attachments that are documents "
-            f"were read; {self.past_count} more are named only."
-            if self.past_count
-            else ""
+        attached = Attached(
+            name=_attachment_name(part),
+            data=data,
+            sent_as_text=part.get_content_maintype() == "text",
+            charset=part.get_content_charset(),
+            cut=cut,
+            ending=part is self.ending,
         )
-        return join_notes(unread, cut, past)
-
-
-def _unread_pages(ranges: str) -> str:
-    """ "its pages 2-3, 7 have no text layer and were not read; ..." """
-    if ranges.isdigit():
-        return f"its page {ranges} has no text layer and was not read; {_NOT_OCRED}"
-    return f"its pages {ranges} have no text layer and were not read; {_NOT_OCRED}"
-
-
-def _refused_document(fmt: Format) -> bool:
-    """A document in a format that is not read (an old .doc, .xls or .ppt, an
-    Outlook .msg, a password-protected Office file); not a picture, never read."""
-    return not fmt.readable and fmt not in REFUSED_PICTURES
-
-
-def _refusal(fmt: Format) -> str:
-    """Its format's refusal, as the reason in a note: "an old Word 97-2003 (DOC)
-    file, which cannot be read; open it in Word or LibreOffice, save it as ..."."""
-    reason = fmt.refusal.rstrip(".").removeprefix("This is ")
-    return reason[:1].lower() + reason[1:] if reason.startswith("This") else reason
-
-
-def _document(fmt: Format, part: EmailMessage, name: str) -> bool:
-    """Whether an attachment of this format is read: a document, not a picture or
-    a message (forwarded ones are read as such, above). Text is read when sent or
-    named as text: a signature (signature.asc) or a key is text too."""
-    if not fmt.readable or fmt in IMAGES or fmt is EMAIL:
-        return False
-    if not fmt.textual:
-        return True
-    named = by_extension(name)
-    return part.get_content_maintype() == "text" or (
-        named is not None and named.textual and named.readable
-    )
+        return self.lines(attached)
 
 
 class _Mail:
@@ -375,31 +240,66 @@ def extract_email(
 def _lines(
     message: EmailMessage, mail: _Mail, attachments: _Attachments, depth: int = 0
 ) -> Iterator[str]:
-    """The headers, the body's text, forwarded messages, invitations and attached
-    documents (their text), and the attachments' names."""
+    """The headers, the body's text (or its winmail.dat's), forwarded messages,
+    invitations and attached documents (their text, those in a winmail.dat too),
+    and the attachments' names."""
     charset = _body_charset(message, mail)
     for name in _HEADERS:
         value = _header(message, name, charset)
         if value:
             yield f"{name}: {value}"
     yield ""
-    yield from _body_lines(mail.body)
-    shown = bool(mail.body)
+    winmails = _winmails(mail, attachments)
+    body = list(_body_lines(mail.body))
+    if not any(line.strip() for line in body):
+        # Written in rich text: Exchange may send its body only in winmail.dat.
+        body = _winmail_body(winmails, attachments) or body
+    yield from body
+    blocks: list[Iterator[str]] = []
     for attachment in [*mail.invitations, *mail.attachments]:
-        lines = _attached_lines(attachment, attachments, depth)
-        first = next(lines, None)
-        if first is None:
-            continue
-        if shown:
-            yield ""
-        shown = True
-        yield first
-        yield from lines
-    names = [_attachment_name(a) for a in mail.attachments]
+        if id(attachment) not in winmails:
+            blocks.append(_attached_lines(attachment, attachments, depth))
+        elif found := winmails[id(attachment)]:  # a damaged one is named only
+            blocks += [attachments.lines(file) for file in found.files]
+    names = []
+    for part in mail.attachments:
+        found = winmails.get(id(part))
+        names += [f.name for f in found.files] if found else [_attachment_name(part)]
     if names:
-        if shown:
-            yield ""
-        yield f"Attachments: {', '.join(names)}"
+        blocks.append(iter([f"Attachments: {', '.join(names)}"]))
+    yield from separated(blocks, after=bool(mail.body) or bool(body))
+
+
+def _winmails(mail: _Mail, attachments: _Attachments) -> dict[int, Winmail | None]:
+    """The message's winmail.dat files taken apart, by their part's id; None for a
+    damaged one, which is noted."""
+    found: dict[int, Winmail | None] = {}
+    for part in mail.attachments:
+        name = _attachment_name(part)
+        data = _payload(part)[0]
+        if not data or not is_winmail(part.get_content_type(), name):
+            continue
+        try:
+            found[id(part)] = Winmail(name, data)
+        except CorruptFileError as exc:
+            found[id(part)] = None
+            attachments.unread.append(f"{name} ({exc})")
+    return found
+
+
+def _winmail_body(
+    winmails: dict[int, Winmail | None], attachments: _Attachments
+) -> list[str]:
+    """The body of the first winmail.dat that has one."""
+    for found in filter(None, winmails.values()):
+        try:
+            lines = found.body_lines()
+        except CorruptFileError as exc:
+            attachments.unread.append(f"{found.name} ({exc})")
+            continue
+        if any(line.strip() for line in lines):
+            return lines
+    return []
 
 
 def _body_lines(body: list[EmailMessage]) -> Iterator[str]:
@@ -430,7 +330,7 @@ def _attached_lines(
     elif _is_calendar(part):
         yield from attachments.invitation(part)
     else:
-        yield from attachments.lines(part)
+        yield from attachments.part_lines(part)
 
 
 def _parse(data: bytes) -> EmailMessage:

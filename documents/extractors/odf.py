@@ -1,8 +1,8 @@
 """OpenDocument extraction from content.xml: a text's (ODT) headings and paragraphs in
-order, then its notes, headers and footers; a spreadsheet's (ODS) shown sheets, row
-by row; a presentation's (ODP) shown slides, each with its speaker notes; the labels
-of charts and the formulas embedded in a text, on a slide or on a sheet, as DOCX's
-and PPTX's are read.
+order, then its notes, headers, footers and comments; a spreadsheet's (ODS) shown
+sheets, row by row, each followed by its cells' comments; a presentation's (ODP)
+shown slides, each with its speaker notes and comments; the labels of charts and the
+formulas embedded in a text, on a slide or on a sheet, as DOCX's and PPTX's are read.
 
 The text is walked here, in content.xml as lxml parses it: odfdo's text of a
 paragraph carries its opinions (links as Markdown, comments with their author and
@@ -28,6 +28,7 @@ from .base import (
     ExtractionResult,
     ExtractOptions,
     TextBuilder,
+    comment_line,
     mend_cell_breaks,
     outside_tables,
     parse_xml,
@@ -44,10 +45,11 @@ _TEXT = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
 _OFFICE = "{urn:oasis:names:tc:opendocument:xmlns:office:1.0}"
 _DRAW = "{urn:oasis:names:tc:opendocument:xmlns:drawing:1.0}"
 _BLOCKS = (f"{_TEXT}p", f"{_TEXT}h")
-# Not the reader's text where they stand: comments, deleted text kept for
-# tracked changes, and notes (read after the body, as Word's are).
-_NOTE = f"{_TEXT}note"
-_ASIDE = {f"{_OFFICE}annotation", f"{_TEXT}tracked-changes", _NOTE}
+# Not the reader's text where they stand: comments (read at the end), deleted text
+# kept for tracked changes, and notes (read after the body, as Word's are).
+_NOTE, _COMMENT = f"{_TEXT}note", f"{_OFFICE}annotation"
+_TRACKED_CHANGES = f"{_TEXT}tracked-changes"
+_ASIDE = {_COMMENT, _TRACKED_CHANGES, _NOTE}
 _STYLE = "{urn:oasis:names:tc:opendocument:xmlns:style:1.0}"
 _FO = "{urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0}"
 _PAGE_MARGINS = tuple(
@@ -119,8 +121,8 @@ _SPEAKER_NOTES = f"{_PRESENTATION_NS}notes"
 # master or a field ("<number>"), not from the slide.
 _PLACEHOLDER_CLASS = f"{_PRESENTATION_NS}class"
 _PLACEHOLDERS = {"page-number", "date-time", "header", "footer"}
-# Comments on a slide, as LibreOffice writes them (office:annotation in ODF 1.4).
-_SLIDE_COMMENT = "{http://openoffice.org/2009/office}annotation"
+# Comments on a slide, as LibreOffice writes them, and as ODF 1.4 does.
+_SLIDE_COMMENTS = ("{http://openoffice.org/2009/office}annotation", _COMMENT)
 # Charts: a draw:object names a sub-document of the package ("./Object 1"), whose
 # content.xml holds a chart:chart and the table of its data.
 _OBJECT = f"{_DRAW}object"
@@ -243,12 +245,13 @@ def _read(
         text.extend(_slides(shown, body_hidden, options.max_chars, objects))
     else:
         extractor = "odt"
-        # Headers and footers after the body and notes, as DOCX's.
+        # Headers and footers after the body and notes, then comments, as DOCX's.
         lists = _Lists(common, automatic)
         text.extend(
             chain(
                 _blocks(body, body_hidden, lists, objects),
                 _headers_and_footers(styles_root),
+                _text_comments(body, styles_root),
             )
         )
         count = _PAGE_COUNT.search(meta)
@@ -349,6 +352,27 @@ def _headers_and_footers(styles: Any) -> Iterator[str]:
             if line.strip() and line not in seen:
                 seen.add(line)
                 yield line
+
+
+def _text_comments(content: Any, styles: Any) -> Iterator[str]:
+    """A text's comments (the body's, the headers' and footers'), resolved ones
+    too, as "Comment: …"; not those on text a tracked change deleted, which go with
+    it."""
+    parts = (
+        content.find(f"{_OFFICE}body"),
+        None if styles is None else styles.find(f"{_OFFICE}master-styles"),
+    )
+    for part in parts:
+        for comment in () if part is None else part.iter(_COMMENT):
+            if next(comment.iterancestors(_TRACKED_CHANGES), None) is not None:
+                continue
+            if line := comment_line(_comment_text(comment)):
+                yield line
+
+
+def _comment_text(comment: Any) -> str:
+    """A comment's paragraphs, not its author or date."""
+    return "\n".join(_text(block, frozenset()) for block in comment.iter(*_BLOCKS))
 
 
 def _blocks(
@@ -755,8 +779,8 @@ def _sheets(
     max_chars: int,
     objects: _Objects,
 ) -> Iterator[str]:
-    """Each shown sheet's name, its rows, its charts' labels, then a blank line, as
-    XLSX's are read."""
+    """Each shown sheet's name, its rows, its charts' labels, its comments, then a
+    blank line, as XLSX's are read."""
     for sheet in spreadsheet.iterchildren(_SHEET):
         # Hidden rows and columns are read, as XLSX's: they often hold what people
         # look up.
@@ -767,7 +791,29 @@ def _sheets(
         # On the sheet (table:shapes) or anchored in a cell.
         for embedded in sheet.iter(_OBJECT):
             yield from _object_lines(embedded, objects)
+        yield from _cell_comments(sheet)
         yield ""
+
+
+def _cell_comments(sheet: Any) -> Iterator[str]:
+    """The comments on a sheet's cells, row by row, as XLSX's: "Comment on B3: …";
+    a repeated cell's once, at its first place."""
+    from openpyxl.utils import get_column_letter
+
+    row_at = 0
+    for row in _table_rows(sheet):
+        if row_at >= _MAX_ROWS:
+            return
+        column_at = 0
+        for cell in row.iterchildren(_CELL, _COVERED_CELL):
+            if column_at >= _MAX_COLUMNS:
+                break
+            where = f"{get_column_letter(column_at + 1)}{row_at + 1}"
+            for comment in cell.iterchildren(_COMMENT):
+                if line := comment_line(_comment_text(comment), where):
+                    yield line
+            column_at += _count(cell.get(_COLUMNS_REPEATED))
+        row_at += _count(row.get(_ROWS_REPEATED))
 
 
 def _rows(
@@ -845,7 +891,7 @@ def _slides(
     objects: _Objects,
 ) -> Iterator[str]:
     """Each slide's lines, its charts' labels (and formulas), then its speaker
-    notes, then a blank line, as PPTX's."""
+    notes, its comments, then a blank line, as PPTX's."""
     for slide in slides:
         yield from _shape_lines(slide, hidden_styles, max_chars)
         for embedded in slide.iter(_OBJECT):
@@ -853,6 +899,9 @@ def _slides(
                 yield from _object_lines(embedded, objects)
         for notes in slide.iterchildren(_SPEAKER_NOTES):
             yield from _shape_lines(notes, hidden_styles, max_chars)
+        for comment in slide.iterchildren(*_SLIDE_COMMENTS):
+            if line := comment_line(_comment_text(comment)):
+                yield line
         yield ""
 
 
@@ -861,13 +910,14 @@ def _shape_lines(
 ) -> Iterator[str]:
     """The non-empty paragraphs of the shapes under `parent` in order (frames, text
     boxes, groups, a shape anchored in a paragraph after it), a table row by row;
-    comments and speaker notes left out."""
+    comments and speaker notes left out (each read on its own turn)."""
     for child in parent:
         tag = child.tag
         if (
             not isinstance(tag, str)
             or tag in _ASIDE
-            or tag in (_SPEAKER_NOTES, _SLIDE_COMMENT)
+            or tag == _SPEAKER_NOTES
+            or tag in _SLIDE_COMMENTS
             or child.get(_PLACEHOLDER_CLASS) in _PLACEHOLDERS
             or _hidden(child, hidden_styles)
         ):

@@ -29,11 +29,13 @@ from .base import (
     ExtractOptions,
     TextBuilder,
     UnsupportedFileError,
+    comment_line,
     join_notes,
     page_ranges,
 )
 from .ocr import OcrUnavailable, reader
 from .pdf_columns import columns_read_across
+from .pdf_files import with_embedded_files
 from .sniff import PREFIX_BYTES, looks_like_pdf
 
 _EVERYWHERE = (-1e6, -1e6, 1e6, 1e6)  # wider than any crop box: keep all text
@@ -49,7 +51,8 @@ _WORD = re.compile(r"[^\W\d_]{3,}")  # a word (of three letters or more)
 # Lines further apart than this many times their (median) height are not lines of
 # one text: a table's cells, or its rows.
 _CELL_PITCH = 1.6
-# Annotations whose /Contents is a person's comment (a popup repeats its parent's).
+# Annotations whose /Contents is a person's comment (a popup repeats its parent's),
+# read as "Comment: …"; a free-text box's shows on the page, and is read as it shows.
 _COMMENTED = {
     getattr(pdfium_c, f"FPDF_ANNOT_{kind}")
     for kind in (
@@ -129,7 +132,15 @@ class _Page:
 def extract_pdf(
     path: str | os.PathLike[str], options: ExtractOptions = DEFAULT_OPTIONS
 ) -> ExtractionResult:
-    """Extract a PDF's text; pages without usable text are OCRed (``ocr_mode``)."""
+    """Extract a PDF's text; pages without usable text are OCRed (``ocr_mode``).
+    Then the files embedded in it: named, and the documents among them read."""
+    return with_embedded_files(path, _pages_text(path, options), options)
+
+
+def _pages_text(
+    path: str | os.PathLike[str], options: ExtractOptions
+) -> ExtractionResult:
+    """The text of the PDF's pages."""
     engine = options.pdf_engine
     if engine not in PDF_ENGINES:
         raise ValueError(f"unknown PDF engine {engine!r}; choose one of {PDF_ENGINES}")
@@ -1658,7 +1669,7 @@ def _text_in_rows(lines: list[_Line], box: Callable[[int], _Box]) -> str:
 
 
 def _annotation_text(doc: Any, page: Any) -> str:
-    """Comments (on notes, free-text boxes, highlights, shapes, stamps...) and the
+    """Comments (on notes, highlights, shapes, stamps...), free-text boxes and the
     values of filled-in form fields: not in the page's text."""
     found: dict[tuple[str, str], None] = {}  # (field name, text), in page order
     form = doc.formenv
@@ -1671,6 +1682,8 @@ def _annotation_text(doc: Any, page: Any) -> str:
             name = value = ""
             if kind in _COMMENTED:
                 value = _utf16(pdfium_c.FPDFAnnot_GetStringValue, annot, b"Contents")
+                if kind != pdfium_c.FPDF_ANNOT_FREETEXT:
+                    value = comment_line(value)
             elif (
                 kind == pdfium_c.FPDF_ANNOT_WIDGET
                 and form
@@ -1681,7 +1694,7 @@ def _annotation_text(doc: Any, page: Any) -> str:
                 name = _utf16(pdfium_c.FPDFAnnot_GetFormFieldName, form, annot)
         finally:
             pdfium_c.FPDFPage_CloseAnnot(annot)
-        # Acrobat ends the lines of a comment or a multi-line field with a bare CR.
+        # Acrobat ends the lines of a multi-line field or text box with a bare CR.
         value = value.replace("\r\n", "\n").replace("\r", "\n").strip()
         if value:
             found[name, value] = None

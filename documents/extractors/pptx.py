@@ -1,6 +1,6 @@
-"""PowerPoint extraction with python-pptx: slide text, tables, SmartArt, chart labels
-and notes of presentations, shows and templates (.pptx, .pptm, .ppsx, .ppsm, .potx,
-.potm).
+"""PowerPoint extraction with python-pptx: slide text, tables, SmartArt, chart labels,
+notes and comments of presentations, shows and templates (.pptx, .pptm, .ppsx, .ppsm,
+.potx, .potm).
 
 Hidden slides (Hide Slide) are not read, as hidden sheets and hidden text are not
 anywhere: what the author took out of the document as it is shown is not its text.
@@ -21,7 +21,9 @@ from .base import (
     ExtractOptions,
     TextBuilder,
     UnsupportedFileError,
+    comment_line,
     damaged_xml,
+    parse_xml,
     short_reason,
     table_row_lines,
     unreadable,
@@ -30,8 +32,16 @@ from .detect import MEMBER_ERRORS
 from .drawing import chart_lines, chart_references, diagram_lines
 
 _P = "{http://schemas.openxmlformats.org/presentationml/2006/main}"
+_A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
+# Comments: a slide's classic ones (ppt/comments/comment1.xml), and the modern
+# ones of PowerPoint 365, with their replies (ppt/comments/modernComment_….xml).
+_MODERN = "{http://schemas.microsoft.com/office/powerpoint/2018/8/main}"
+_COMMENTS = (
+    "http://schemas.openxmlformats.org/officeDocument/2006/relationships/comments",
+    "http://schemas.microsoft.com/office/2018/10/relationships/comments",
+)
 _MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
-_BLIP = "{http://schemas.openxmlformats.org/drawingml/2006/main}blip"
+_BLIP = f"{_A}blip"
 _EMBED = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}embed"
 _SHAPE_TREES = (f"{_P}spTree", f"{_P}grpSp")
 # A slide's show="0": hidden, left out when the deck is presented.
@@ -143,6 +153,7 @@ def _lines(presentation: Any) -> Iterator[str]:
         notes = _notes(slide, number)
         if notes.strip():
             yield notes
+        yield from _comments(slide)
         yield ""
 
 
@@ -190,6 +201,43 @@ def _notes(slide: Any, number: int) -> str:
             f"the notes of slide {number} cannot be read ({_reason(exc)})"
         ) from exc
     return "" if notes is None else notes.text.replace(_VERTICAL_TAB, "\n")
+
+
+def _comments(slide: Any) -> Iterator[str]:
+    """The slide's comments, resolved ones too, each reply after its comment, as
+    "Comment: …"; a damaged comments part costs its own comments only."""
+    from lxml import etree
+
+    seen = set()
+    for rel in slide.part.rels.values():
+        if rel.reltype not in _COMMENTS or rel.is_external:
+            continue
+        part = rel.target_part
+        if part.partname in seen:
+            continue
+        seen.add(part.partname)
+        try:
+            root = parse_xml(part.blob)
+        except (etree.XMLSyntaxError, ValueError):
+            continue
+        for comment in root.iterchildren(f"{_P}cm", f"{_MODERN}cm"):
+            for text in _comment_texts(comment):
+                if line := comment_line(text):
+                    yield line
+
+
+def _comment_texts(comment: Any) -> Iterator[str]:
+    """A classic comment's text; a modern one's, then its replies'."""
+    if comment.tag == f"{_P}cm":
+        yield comment.findtext(f"{_P}text") or ""
+        return
+    body = f"{_MODERN}txBody"
+    for text in (comment.find(body), *comment.iterfind(f"{_MODERN}replyLst/*/{body}")):
+        if text is not None:
+            yield "\n".join(
+                "".join(run.text or "" for run in paragraph.iter(f"{_A}t"))
+                for paragraph in text.iter(f"{_A}p")
+            )
 
 
 def _reason(exc: BaseException) -> str:

@@ -1,4 +1,5 @@
-"""RTF extraction: the body, then footnotes, then headers and footers. A text box
+"""RTF extraction: the body, then footnotes, headers and footers, then comments
+(annotations), as "Comment: …". A text box
 (a Word shape) follows the paragraph it is anchored in, as in DOCX; table cells
 are separated by tabs, and each row ends its line, as in the other formats.
 
@@ -26,6 +27,7 @@ from .base import (
     ExtractionResult,
     ExtractOptions,
     TextBuilder,
+    comment_line,
     join_notes,
     table_row_lines,
 )
@@ -49,6 +51,8 @@ _TOKEN = re.compile(
     re.DOTALL,
 )
 _NOTES = frozenset({"footnote"})  # endnotes are footnotes with \ftnalt
+# A comment's text (\annotation); its author and date are destinations skipped.
+_COMMENTS = frozenset({"annotation"})
 # Headers and footers: of every page, left, right and first pages.
 _MARGINS = frozenset(
     f"{where}{pages}" for where in ("header", "footer") for pages in ("", "l", "r", "f")
@@ -58,7 +62,8 @@ _SHAPES = frozenset({"shp", "shpgrp", "shpinst"})
 # Destinations read in their own way; striprtf skips them all but \listtext.
 # (\nesttableprops holds no text, but a nested table's row ends in it.)
 # \pntext is the list label of older writers (WordPad, Word 95, PowerPoint).
-_READ = _NOTES | _MARGINS | _SHAPES | {"shptxt", "upr", "ud", "listtext", "pntext"}
+_READ = _NOTES | _MARGINS | _COMMENTS | _SHAPES
+_READ |= {"shptxt", "upr", "ud", "listtext", "pntext"}
 _READ |= {"nesttableprops"}
 _SKIPPED = destinations - _READ
 # A paragraph mark still ends its paragraph when hidden: joining the two paragraphs
@@ -104,13 +109,18 @@ def extract_rtf(
     """Extract the text of an RTF file, up to the limit."""
     with open(path, "rb") as fh:
         data = fh.read()
-    body, notes, margins = _read(data.decode("latin-1"))
+    body, notes, margins, comments = _read(data.decode("latin-1"))
     controls = len(_CONTROLS.findall(body))
     if controls > max(_MAX_CONTROLS, _MAX_CONTROL_SHARE * len(body)):
         raise CorruptFileError(_NOT_RTF)
     # An RTF's text is never longer than the file, so the limit bounds the output.
     text = TextBuilder(options.max_chars)
-    text.extend(chain.from_iterable(p.splitlines() for p in (body, *notes, *margins)))
+    text.extend(
+        chain(
+            chain.from_iterable(p.splitlines() for p in (body, *notes, *margins)),
+            filter(None, map(comment_line, comments)),
+        )
+    )
     extracted = text.text.strip("\n")
     note = text.note
     if _unclosed(data):  # cut short: an upload or a save that did not finish
@@ -128,12 +138,13 @@ def extract_rtf(
 
 def read_text(data: bytes) -> str:
     """The body and footnotes of RTF data (a part of a Word file: an RTF chunk)."""
-    body, notes, _ = _read(data.decode("latin-1"))
+    body, notes, *_ = _read(data.decode("latin-1"))
     return "\n".join([body.strip("\n"), *notes])
 
 
-def _read(rtf: str) -> tuple[str, list[str], list[str]]:
-    """The body's text, each footnote's and each distinct header's or footer's."""
+def _read(rtf: str) -> tuple[str, list[str], list[str], list[str]]:
+    """The body's text, each footnote's, each distinct header's or footer's, and
+    each comment's."""
     reader = _Reader()
     reader.read(rtf)
     notes = (_joined(n).strip() for n in reader.notes)
@@ -142,6 +153,7 @@ def _read(rtf: str) -> tuple[str, list[str], list[str]]:
         _joined(reader.body),
         [note for note in notes if note],
         list(dict.fromkeys(margin for margin in margins if margin)),
+        [_joined(comment) for comment in reader.comments],
     )
 
 
@@ -168,12 +180,13 @@ class _Group:
 
 class _Reader:
     """Reads an RTF in one pass, token by token: the body's text, the notes' and
-    the headers' and footers', each as its pieces."""
+    the headers' and footers', the comments', each as its pieces."""
 
     def __init__(self) -> None:
         self.body: list[str] = []
         self.notes: list[list[str]] = []
         self.margins: list[list[str]] = []
+        self.comments: list[list[str]] = []
         self.group = _Group(self.body)
         self.stack: list[_Group] = []
         self.fonts: dict[str, str] = {}  # font number -> its code page
@@ -302,9 +315,15 @@ class _Reader:
     def _destination(self, word: str, out: list[str]) -> None:
         """Start a destination read in its own way (one of _READ)."""
         group = self.group
-        if word in _NOTES or word in _MARGINS:
+        if word in _COMMENTS and group.hidden:
+            # On text deleted with tracked changes on (or hidden): it goes with it.
+            group.out = None
+        elif word in _NOTES or word in _MARGINS or word in _COMMENTS:
             group.out, group.outer = [], None
-            (self.notes if word in _NOTES else self.margins).append(group.out)
+            if word in _NOTES:
+                self.notes.append(group.out)
+            else:
+                (self.comments if word in _COMMENTS else self.margins).append(group.out)
         elif word in _SHAPES:  # a shape's properties are not text
             if group.outer is None:  # else in a group of shapes, at the group's place
                 group.outer = group.out

@@ -15,6 +15,7 @@ from .base import (
     ExtractionResult,
     ExtractOptions,
     TextBuilder,
+    comment_line,
     mend_cell_breaks,
     unreadable,
 )
@@ -155,7 +156,7 @@ _THREADED_NOTICE = re.compile(r"^\[Threaded comment\].*?\bComment:", re.S)
 
 
 def _comments(sheet: Any) -> Iterator[str]:
-    """The sheet's comments (notes), after its rows: "Comment on B3: Ann: text"."""
+    """The sheet's comments (notes), after its rows: "Comment on B3: text"."""
     from openpyxl.comments.comment_sheet import CommentSheet
     from openpyxl.packaging.relationship import get_dependents, get_rels_path
     from openpyxl.xml.constants import COMMENTS_NS
@@ -171,9 +172,9 @@ def _comments(sheet: Any) -> Iterator[str]:
             continue
         part = CommentSheet.from_tree(fromstring(archive.read(rel.target)))
         for ref, comment in part.comments:
-            text = " ".join(_THREADED_NOTICE.sub("", comment.content or "").split())
-            if text:
-                yield f"Comment on {ref}: {text}"
+            text = _THREADED_NOTICE.sub("", comment.content or "")
+            if line := comment_line(text, ref):
+                yield line
 
 
 _MAIN = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"

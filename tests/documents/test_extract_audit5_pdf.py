@@ -48,9 +48,12 @@ def one_page_pdf(
 # --- Text outside the page's text layer ------------------------------------------
 
 
-def test_a_multi_line_form_field_and_a_comment_keep_their_line_breaks(tmp_path):
+def test_a_multi_line_form_field_keeps_its_line_breaks_a_comment_is_one_line(
+    tmp_path,
+):
     # Acrobat ends the lines of a multi-line field's value, and of a comment, with a
-    # bare CR: it stayed in the text, where nothing else has one.
+    # bare CR: it stayed in the text, where nothing else has one. A comment is read
+    # on one line, as every format's are.
     fields = {
         6: b"<< /Type /Annot /Subtype /Widget /FT /Tx /Ff 4096 /T (notes) "
         b"/V (Deliver to the back door\rafter five o'clock) /Rect [200 600 400 660] "
@@ -70,8 +73,7 @@ def test_a_multi_line_form_field_and_a_comment_keep_their_line_breaks(tmp_path):
         "Delivery notes:",
         "Deliver to the back door",
         "after five o'clock",
-        "Checked the totals.",
-        "Please sign.",
+        "Comment: Checked the totals. Please sign.",
     ]
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from documents.extractors import extract, mail
+from documents.extractors import attachments, extract
 from tests.files import (
     docx_bytes,
     mail_message,
@@ -103,7 +103,7 @@ def test_a_fault_in_an_extractor_costs_its_attachment_only(
     def faulty(path, **options):
         raise RuntimeError("an extractor's own fault")
 
-    monkeypatch.setattr(mail.registry, "extract", faulty)
+    monkeypatch.setattr(attachments.registry, "extract", faulty)
     msg = mail_message(
         ("report.pdf", "application/pdf", pdf_bytes("Report")),
         ("notes.txt", "text/plain", b"Still read"),
@@ -117,8 +117,8 @@ def test_a_fault_in_an_extractor_costs_its_attachment_only(
 def test_attachments_are_read_so_many_and_so_large(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(mail, "_MAX_READ_ATTACHMENTS", 2)
-    monkeypatch.setattr(mail, "_MAX_ATTACHMENT_BYTES", 2 * 2**20)
+    monkeypatch.setattr(attachments, "MAX_READ_ATTACHMENTS", 2)
+    monkeypatch.setattr(attachments, "MAX_ATTACHMENT_BYTES", 2 * 2**20)
     big = b"x" * (3 * 2**20)
     msg = mail_message(
         ("huge.txt", "text/plain", big),
@@ -142,13 +142,13 @@ def test_the_text_limit_stops_reading_attachments(
 ) -> None:
     # Past the limit, an attachment is not even opened.
     opened = []
-    real_extract = mail.registry.extract
+    real_extract = attachments.registry.extract
 
     def counted(path, **options):
         opened.append(options["mime_type"])
         return real_extract(path, **options)
 
-    monkeypatch.setattr(mail.registry, "extract", counted)
+    monkeypatch.setattr(attachments.registry, "extract", counted)
     msg = mail_message(
         ("a.pdf", "application/pdf", pdf_bytes("A" * 200)),
         ("b.pdf", "application/pdf", pdf_bytes("B" * 200)),
@@ -200,7 +200,7 @@ def test_a_scanned_pdf_attachment_is_named_not_ocred(
 def test_a_long_pdf_attachment_is_read_in_part_and_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(mail, "_MAX_ATTACHMENT_PAGES", 2)
+    monkeypatch.setattr(attachments, "MAX_ATTACHMENT_PAGES", 2)
     msg = mail_message(("long.pdf", "application/pdf", pdf_bytes("Chapter", pages=3)))
     result = extract(write(tmp_path, msg))
     assert "Chapter (page 2)" in result.text

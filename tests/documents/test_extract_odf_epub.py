@@ -120,8 +120,8 @@ def test_ods_sheets_read_as_xlsx_ones_are(tmp_path: Path) -> None:
         + "</table:table-row-group>",
         row(cell("same"), repeat=2),
         row(
-            # Two paragraphs of a cell on its line; a comment and a merged-over
-            # cell's leftovers are not shown.
+            # Two paragraphs of a cell on its line; a merged-over cell's leftovers
+            # are not shown; a comment follows the sheet's rows, as XLSX's.
             "<table:table-cell><text:p>first</text:p><text:p>second\tpart</text:p>"
             "<office:annotation><dc:creator>Ann</dc:creator>"
             "<text:p>COMMENT</text:p></office:annotation></table:table-cell>",
@@ -143,6 +143,7 @@ def test_ods_sheets_read_as_xlsx_ones_are(tmp_path: Path) -> None:
         "two\tx\tx\tx\n"
         "same\nsame\n"
         "first second part\t\t42\n"
+        "Comment on A10: COMMENT\n"
         "\n"
         "Notes\n"
         "done"
@@ -305,6 +306,7 @@ def test_odp_slides_then_their_notes_as_pptx_ones(tmp_path: Path) -> None:
         "Tue\t07:01\n"
         "Say it slowly\n"
         "then pause\n"
+        "Comment: REVIEW COMMENT\n"
         "\n"
         "Budget"
     )

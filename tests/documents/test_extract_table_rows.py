@@ -462,8 +462,10 @@ def test_odt_numbers_in_cells_hidden_comments_and_notes(tmp_path: Path) -> None:
         + odt_table(row(cell("Rate"), cell("20%")))
         + "</text:note-body></text:note></text:p>"
     )
+    # The comment in a cell is read at the end, as every comment of a text is.
     assert odt(tmp_path, body, automatic) == (
-        "1.\tFirst\n2.\tSecond\nSeen\nPriced\nBody ends\nExcl. VAT\nRate\t20%"
+        "1.\tFirst\n2.\tSecond\nSeen\nPriced\nBody ends\nExcl. VAT\nRate\t20%\n"
+        "Comment: A comment"
     )
 
 
@@ -476,12 +478,13 @@ def test_odt_tables_in_a_text_box_and_in_a_header(tmp_path: Path) -> None:
     header = odt_table(row(cell("Ref 12"), cell("Page")))
     styles = (
         '<office:master-styles><style:master-page style:name="Standard">'
-        # A comment in a header was read as a line of its own.
+        # A comment in a header was read as a line of its own: it comes at the
+        # end, as every comment of a text does.
         f"<style:header>{header}<text:p>Draft<office:annotation><dc:creator>a"
         "</dc:creator><text:p>A comment</text:p></office:annotation></text:p>"
         "</style:header></style:master-page>"
         "</office:master-styles>"
     )
     assert odt(tmp_path, body, styles=styles) == (
-        "Anchor\nIn the box\nX\tY\nAfter\nRef 12\tPage\nDraft"
+        "Anchor\nIn the box\nX\tY\nAfter\nRef 12\tPage\nDraft\nComment: A comment"
     )

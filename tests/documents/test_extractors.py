@@ -433,7 +433,7 @@ def test_auto_adds_annotation_text_that_pdfium_alone_misses(tmp_path: Path) -> N
     pdf.output(str(tmp_path / "annotated.pdf"))
     auto = extract(tmp_path / "annotated.pdf")
     assert "Page body." in auto.text
-    assert "Reviewer comment: check the totals" in auto.text
+    assert "Comment: Reviewer comment: check the totals" in auto.text
     assert (
         "Reviewer comment"
         not in extract(tmp_path / "annotated.pdf", pdf_engine="pdfium").text
@@ -481,7 +481,7 @@ def test_auto_reads_the_comments_of_highlights_shapes_and_stamps(
     path.write_bytes(page_with_annotations(annotations))
     assert extract(path).text.split("\n") == [
         "Body.",
-        *map(bytes.decode, comments.values()),
+        *(f"Comment: {text.decode()}" for text in comments.values()),
     ]
 
 

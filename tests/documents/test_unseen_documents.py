@@ -537,7 +537,7 @@ def test_odt_comment_without_a_date_does_not_fail_the_document(
         "</office:annotation> and after.</text:p>"
     )
     result = extract(write(tmp_path, "c.odt", odt_with_body(body)))
-    assert result.text == "Comment here and after."
+    assert result.text == "Comment here and after.\nComment: A remark"
 
 
 def test_odt_text_is_what_the_page_shows(tmp_path: Path) -> None:
@@ -568,6 +568,7 @@ def test_odt_text_is_what_the_page_shows(tmp_path: Path) -> None:
         "Tab\tthen",
         "next,   gap.",
         "The footnote.",
+        "Comment: A remark",
     ]
 
 
