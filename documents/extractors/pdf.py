@@ -77,9 +77,6 @@ _LEVEL = 0.1  # radians: a baseline turned less than about 6° is level
 # from its image too: a stamp, a page or Bates number, a fax header on a scan.
 _STAMP_CHARS = 80
 _SCANNED_SHARE = 0.6
-# Brackets drawn mirrored on right-to-left lines, each named by the other's glyph.
-_MIRRORED = dict(zip("()[]{}«»", ")(][}{»«", strict=True))
-_MIRRORED_PAIR = re.compile(r"([)\]}»])([^()\[\]{}«»\n]*)([(\[{«])")
 _LAM, _ALEFS = "\u0644", frozenset("\u0622\u0623\u0625\u0627")  # ل, آأإا
 _RTL = re.compile(r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
 # A bad OCR layer splits every word into letters ("T h e  q u i c k"). Latin only:
@@ -739,15 +736,7 @@ def _rtl_in_reading_order(textpage: Any, text: str, plain: str, count: int) -> s
         _rtl_words_in_order(
             textpage, chars, start, end, rtl_page=rtl_page, lines_rtl=lines_rtl
         )
-    return _MIRRORED_PAIR.sub(_pair_turned, "".join(chars))
-
-
-def _pair_turned(pair: re.Match[str]) -> str:
-    """A bracket pair named as drawn on a right-to-left line, ")كلمة(": as read."""
-    close, inside, opening = pair.groups()
-    if _MIRRORED[close] != opening or not any(_strong_rtl(c) for c in inside):
-        return pair[0]
-    return f"{_MIRRORED[close]}{inside}{_MIRRORED[opening]}"
+    return "".join(chars)
 
 
 def _rtl_words_in_order(
@@ -877,8 +866,10 @@ def _ends_read_right_to_left(word: list[str]) -> list[str]:
     """A left-to-right word (a number, a name) of a right-to-left line, as laid out,
     in reading order: the punctuation at its ends reads with the line (Unicode's
     bidi rules N1, N2), so what lies left of it, the sentence's full stop after a
-    year or the colon after a chapter's number, comes after it (".2024" is "2024."),
-    and a bracket so read is the other one of its pair."""
+    year or the colon after a chapter's number, comes after it (".2024" is "2024.").
+    Brackets are not turned: a producer that names each glyph by the letter it
+    stands for (Chrome) names a bracket drawn mirrored by the one it reads as, one
+    that names it by its shape (LibreOffice) by the other."""
     core = [k for k, char in enumerate(word) if _bidi(char) in ("L", "EN", "AN")]
     if not core:
         return word
@@ -892,9 +883,7 @@ def _ends_read_right_to_left(word: list[str]) -> list[str]:
         and _bidi(word[last + 1]) == "ET"
     ):
         last += 1
-    before = [_MIRRORED.get(char, char) for char in reversed(word[last + 1 :])]
-    after = [_MIRRORED.get(char, char) for char in reversed(word[:first])]
-    return [*before, *word[first : last + 1], *after]
+    return [*word[last + 1 :][::-1], *word[first : last + 1], *word[:first][::-1]]
 
 
 def _numbers_read_right_to_left(word: list[str], places: list[float]) -> list[str]:
