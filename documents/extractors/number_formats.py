@@ -12,6 +12,8 @@ from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import NamedTuple
 
+from openpyxl.styles.numbers import is_date_format
+
 _Render = Callable[[float], str]
 _Dated = datetime.datetime | datetime.time
 
@@ -209,7 +211,10 @@ _DATE_PARTS = frozenset("ymde")
 
 
 def _date_renderer(code: str) -> Callable[[_Dated], str]:
-    """How the format's first section shows a date and time of day."""
+    """How the format's first section shows a date and time of day; ISO under a
+    format that is not a date's (a date stored as one under General, "0.00")."""
+    if not is_date_format(code):
+        return _iso
     pieces: list[tuple[str, str]] = []  # (code, as written) or ("", literal)
     for match in _DATE_PIECE.finditer(_split_sections(code)[0]):
         quoted, escaped, currency, pad, part, other = match.groups()

@@ -168,6 +168,19 @@ def test_cells_read_as_excel_shows_them(tmp_path: Path) -> None:
     assert text.splitlines()[1:] == [shown for _, _, shown in SHOWN]
 
 
+def test_a_date_stored_as_one_under_a_number_format_reads_as_an_iso_date(
+    tmp_path: Path,
+) -> None:
+    # A cell typed as a date (t="d") under General read "G2026n2026ral": its letters
+    # taken for a date's codes; under "0.00", the date was lost.
+    book = openpyxl.Workbook(iso_dates=True)
+    when = datetime.datetime(2026, 11, 28, 13, 45)
+    for row, code in enumerate(["General", "0.00"], 1):
+        book.active.cell(row=row, column=1, value=when).number_format = code
+    text = extract(write(tmp_path, saved(book))).text
+    assert text.splitlines()[1:] == ["2026-11-28T13:45:00"] * 2
+
+
 def test_a_formula_without_a_cached_result_reads_as_its_formula(
     tmp_path: Path,
 ) -> None:
