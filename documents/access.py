@@ -8,6 +8,7 @@ side and not the other.
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import Counter
 from collections.abc import Callable, Iterator
 
@@ -137,23 +138,22 @@ class _Held:
     content when the response is closed, which the server does however it ends (read
     to the end, the client gone, an error mid-stream): the slot is given back then,
     once. A generator's own ``finally`` would not do: it never runs for a generator
-    that was never started."""
+    that was never started. A response dropped unclosed (a middleware failing after
+    the view) gives it back when it is collected."""
 
     def __init__(self, chunks: Iterator[bytes], give_back: Callable[[], None]) -> None:
         self._chunks = chunks
-        self._give_back: Callable[[], None] | None = give_back
+        self._give_back = weakref.finalize(self, give_back)  # runs once at most
 
     def __iter__(self) -> Iterator[bytes]:
         return self._chunks
 
     def close(self) -> None:
-        give_back, self._give_back = self._give_back, None
         try:
             if close := getattr(self._chunks, "close", None):
                 close()
         finally:
-            if give_back is not None:
-                give_back()
+            self._give_back()
 
 
 # A ZIP of up to 1 GB holds a web thread and reads the disk for as long as it streams.

@@ -5,6 +5,7 @@ when the client goes away, or broken by an error."""
 
 from __future__ import annotations
 
+import gc
 import io
 import zipfile
 
@@ -112,6 +113,20 @@ def test_an_error_mid_stream_gives_the_slot_back(
     again = user_client.post(url, {"action": "download", "id": ids})
     assert again.status_code == 200
     server_closes(again)
+
+
+def test_a_download_dropped_unclosed_gives_its_slot_back(
+    limit, user_client, user, make_document
+):
+    # A middleware failing after the view answers with its error page instead: the
+    # download's response is dropped, and nobody closes it.
+    document = make_document(name="a.txt")
+    url = reverse("documents:bulk")
+    response = user_client.post(url, {"action": "download", "id": [document.pk]})
+    assert ZIP_DOWNLOADS.running(user) == 1
+    del response
+    gc.collect()
+    assert ZIP_DOWNLOADS.running(user) == 0
 
 
 def test_the_limit_is_each_persons_staff_included(
