@@ -267,6 +267,14 @@ class Reader:
                 # with print in them for a second reading of the page.
                 if bands and self._new_print(lightened.crop(bands), page):
                     page, image = self._better(page, image, lightened)
+                # A fax line's noise, specks of a pixel or two, breaks letters into
+                # scraps: a speckled page read with doubts is read again despeckled
+                # (before the shadow's reading, whose black and white a photo's
+                # noise would pass for speckled).
+                if page.confident_words < len(page.confidences):
+                    clean = _despeckled(image)
+                    if clean is not None:
+                        page, image = self._better(page, image, clean)
                 # Tesseract finds the lines in a shadow (its threshold is local)
                 # but reads their letters from the grey page, where dim paper
                 # garbles them: a page read with doubts that has a shadow is read
@@ -274,12 +282,6 @@ class Reader:
                 # page, read without doubt).
                 if page.confident_words < len(page.confidences) and _shadowed(image):
                     page, image = self._better(page, image, self._thresholded(image))
-                # A fax line's noise, specks of a pixel or two, breaks letters into
-                # scraps: a speckled page read with doubts is read again despeckled.
-                if page.confident_words < len(page.confidences):
-                    clean = _despeckled(image)
-                    if clean is not None:
-                        page, image = self._better(page, image, clean)
             # Most pages are upright: only a page that read badly pays for the
             # orientation check, and only a better second reading replaces the first.
             if self.osd is not None and page.doubtful:
