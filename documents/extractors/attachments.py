@@ -78,8 +78,7 @@ class Attachments:
             return
         if fmt is None or not _document(fmt, file):
             return
-        if len(data) > MAX_ATTACHMENT_BYTES:
-            self.unread.append(f"{name} (over {MAX_ATTACHMENT_BYTES // 2**20} MB)")
+        if self.too_large(name, len(data)):
             return
         if self.left <= 0:
             self.past_count += 1
@@ -110,6 +109,20 @@ class Attachments:
             self.cut.append(f"{name} ({'; '.join(parts)})")
         yield f"Attachment: {name}"
         yield from text.splitlines()
+
+    def too_large(self, name: str, size: int) -> bool:
+        """Whether a file is too large to be read; if so, the note names it."""
+        if size <= MAX_ATTACHMENT_BYTES:
+            return False
+        self.unread.append(f"{name} (over {MAX_ATTACHMENT_BYTES // 2**20} MB)")
+        return True
+
+    def past_limit(self, name: str) -> None:
+        """A file not opened, as no more are read: counted among those named only
+        when its name says it is a document."""
+        fmt = by_extension(name)
+        if fmt is not None and _document(fmt, Attached(name, b"")):
+            self.past_count += 1
 
     def _text(self, file: Attached, fmt: Format) -> ExtractionResult:
         """The file's text, with its count of pages if it has pages."""

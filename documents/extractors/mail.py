@@ -276,8 +276,13 @@ def _winmails(mail: _Mail, attachments: _Attachments) -> dict[int, Winmail | Non
     found: dict[int, Winmail | None] = {}
     for part in mail.attachments:
         name = _attachment_name(part)
+        if not is_winmail(part.get_content_type(), name):
+            continue
         data = _payload(part)[0]
-        if not data or not is_winmail(part.get_content_type(), name):
+        if not data:
+            continue
+        if attachments.too_large(name, len(data)):  # not taken apart: named only
+            found[id(part)] = None
             continue
         try:
             found[id(part)] = Winmail(name, data)

@@ -1,17 +1,41 @@
 """Files embedded in a PDF (its Attachments panel, the EmbeddedFiles name tree: a
 ZUGFeRD or Factur-X invoice's XML, a portfolio's documents): named after the pages'
-text, and the documents among them read as an e-mail's attachments are."""
+text, and the documents among them read as an e-mail's attachments are.
+
+PDFium says whether there are any; pdfminer lists them and hands over their raw
+streams, inflated here within MAX_ATTACHMENT_BYTES: PDFium only inflates a stream
+whole, and a small PDF may hold gigabytes of zeros."""
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
+import zlib
 from collections.abc import Iterator
+from typing import Any, BinaryIO
 
 import pypdfium2 as pdfium
+from pdfminer.pdfdocument import PDFDocument
+from pdfminer.pdfparser import PDFParser
+from pdfminer.pdftypes import LITERALS_FLATE_DECODE, PDFObjRef, PDFStream, resolve1
+from pdfminer.utils import decode_text
 
+from . import attachments
 from .attachments import Attached, Attachments, separated
 from .base import ExtractionResult, ExtractOptions, TextBuilder, join_notes
+
+_UNNAMED = "(unnamed attachment)"
+# A name tree's nodes: more is a damaged (or looping) tree, not a real PDF's.
+_MAX_TREE_NODES = 10_000
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Embedded:
+    """One embedded file: its name, and its stream, fetched only to be read."""
+
+    name: str
+    stream: Any = None  # a PDFObjRef (or PDFStream); None: named only
 
 
 def with_embedded_files(
@@ -21,12 +45,14 @@ def with_embedded_files(
     and the names of all its embedded files."""
     if len(result.text) >= options.max_chars:
         return result  # no room left: not even opened
-    files = _embedded_files(path)
-    if not files:
+    names = _names(path)
+    if not names:
         return result
     reader = Attachments(options)
     text = TextBuilder(options.max_chars)
-    text.extend(_lines(result.text, files, reader))
+    with open(path, "rb") as fh:
+        files = _embedded_files(fh) or [_Embedded(name) for name in names]
+        text.extend(_lines(result.text, files, reader))
     return dataclasses.replace(
         result,
         text=text.text,
@@ -34,31 +60,104 @@ def with_embedded_files(
     )
 
 
-def _lines(pages: str, files: list[Attached], reader: Attachments) -> Iterator[str]:
+def _lines(pages: str, files: list[_Embedded], reader: Attachments) -> Iterator[str]:
     if pages:
         yield pages
-    blocks = [reader.lines(file) for file in files]
-    names = ", ".join(file.name for file in files)
-    yield from separated([*blocks, iter([f"Attachments: {names}"])], after=bool(pages))
+    # One file's data at a time, fetched as its turn comes.
+    blocks = (reader.lines(_attached(file, reader)) for file in files)
+    names = iter([f"Attachments: {', '.join(file.name for file in files)}"])
+    yield from separated(itertools.chain(blocks, [names]), after=bool(pages))
 
 
-def _embedded_files(path: str | os.PathLike[str]) -> list[Attached]:
-    """The files in the PDF's EmbeddedFiles name tree; none when PDFium cannot open
-    it (the pages' reader has said why)."""
+def _names(path: str | os.PathLike[str]) -> list[str]:
+    """The names of the PDF's embedded files (PDFium decodes none of them); none
+    when PDFium cannot open it (the pages' reader has said why)."""
     try:
         doc = pdfium.PdfDocument(os.fspath(path))
     except pdfium.PdfiumError:
         return []
     try:
-        files = []
-        for index in range(doc.count_attachments()):
-            attachment = doc.get_attachment(index)
-            name = attachment.get_name() or "(unnamed attachment)"
-            try:
-                data = bytes(attachment.get_data())
-            except pdfium.PdfiumError:
-                data = b""  # no stream to read: named only
-            files.append(Attached(name, data))
-        return files
+        return [
+            doc.get_attachment(index).get_name() or _UNNAMED
+            for index in range(doc.count_attachments())
+        ]
     finally:
         doc.close()
+
+
+def _embedded_files(fh: BinaryIO) -> list[_Embedded]:
+    """The files in the EmbeddedFiles name tree, each once (many names may point at
+    one); none when pdfminer cannot read the tree: then PDFium's names only."""
+    try:
+        document = PDFDocument(PDFParser(fh))
+        tree = resolve1(resolve1(document.catalog["Names"])["EmbeddedFiles"])
+        files, seen = [], set()
+        for spec in map(resolve1, _tree_values(tree)):
+            streams = resolve1(spec.get("EF")) or {}
+            stream = streams.get("UF") or streams.get("F")
+            if isinstance(stream, PDFObjRef):
+                if stream.objid in seen:
+                    continue
+                seen.add(stream.objid)
+            name = _text(spec.get("UF")) or _text(spec.get("F")) or _UNNAMED
+            files.append(_Embedded(name, stream))
+        return files
+    except Exception:  # pdfminer fails on damage with what it met
+        return []
+
+
+def _tree_values(root: Any) -> Iterator[Any]:
+    """A name tree's values, in order, its nodes visited once and so many at most."""
+    pending, seen = [root], set()
+    while pending and len(seen) < _MAX_TREE_NODES:
+        node = pending.pop()
+        key = node.objid if isinstance(node, PDFObjRef) else id(node)
+        if key in seen:
+            continue
+        seen.add(key)
+        node = resolve1(node)
+        yield from resolve1(node.get("Names", []))[1::2]
+        pending.extend(reversed(resolve1(node.get("Kids", []))))
+
+
+def _text(value: Any) -> str:
+    value = resolve1(value)
+    return decode_text(value).strip("\x00") if isinstance(value, bytes) else ""
+
+
+def _attached(file: _Embedded, reader: Attachments) -> Attached:
+    """The file, with its data when it may be read: none once the reader reads no
+    more (inside an attachment; past the limit, where its name alone counts it)."""
+    if reader.inside_attachment:
+        return Attached(file.name, b"")
+    if reader.left <= 0:
+        reader.past_limit(file.name)
+        return Attached(file.name, b"")
+    return Attached(file.name, _data(file.stream))
+
+
+def _data(stream: Any) -> bytes:
+    """The stream's bytes; past MAX_ATTACHMENT_BYTES, only that much and one more
+    (the reader names it as over the limit). Nothing for a filter other than
+    Flate (which real embedded files use), or damage: named only."""
+    try:
+        return _bounded(resolve1(stream), attachments.MAX_ATTACHMENT_BYTES + 1)
+    except Exception:  # damage: named only
+        return b""
+
+
+def _bounded(stream: Any, cap: int) -> bytes:
+    if not isinstance(stream, PDFStream):
+        return b""
+    raw = stream.get_rawdata() or b""
+    if stream.decipher:  # encrypted, with an empty user password
+        raw = stream.decipher(stream.objid, stream.genno, raw, stream.attrs)
+    filters = stream.get_filters()
+    if not filters:
+        return raw[:cap]
+    (kind, params), *others = filters
+    if others or kind not in LITERALS_FLATE_DECODE:
+        return b""
+    if resolve1((params or {}).get("Predictor", 1)) != 1:
+        return b""
+    return zlib.decompressobj().decompress(raw, cap)

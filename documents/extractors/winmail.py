@@ -4,7 +4,9 @@ text: read with tnefparse (its RTF body decompressed with compressed-rtf)."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import struct
 
 from tnefparse.tnef import TNEF, TNEFAttachment
 
@@ -18,6 +20,15 @@ _TYPES = ("application/ms-tnef", "application/vnd.ms-tnef")
 _DAMAGED = "its Outlook contents (TNEF) cannot be read"
 # tnefparse logs the damage it steps over as errors; what matters reaches the note.
 logging.getLogger("tnefparse").setLevel(logging.CRITICAL)
+# tnefparse copies the rest of the file for each attribute, and loops on counts read
+# from the file: real ones hold tens of attributes and hundreds of values.
+_MAX_ATTRIBUTES = 2_000
+_MAX_VALUES = 100_000
+_MAPI_PROPS, _RECIPIENTS, _ATTACHMENT = 0x9003, 0x9004, 0x9005  # attributes' names
+# MAPI property types: bytes per value, and those of values of their own length.
+_SIZES = {0x2: 2, 0xB: 2, 0x3: 4, 0x4: 4, 0xA: 4, 0x5: 8, 0x6: 8, 0x7: 8}
+_SIZES |= {0x14: 8, 0x40: 8, 0x48: 16}
+_SHORT, _VARIABLE = (0x2, 0xB), (0x0, 0xD, 0x1E, 0x1F, 0x102)
 
 
 def is_winmail(content_type: str, name: str) -> bool:
@@ -32,6 +43,7 @@ class Winmail:
     def __init__(self, name: str, data: bytes) -> None:
         """Raises CorruptFileError when it cannot be taken apart."""
         self.name = name
+        data = _checked(data)
         try:
             self._tnef = TNEF(data, do_checksum=False)
             self.files = [
@@ -71,3 +83,90 @@ def _text(value: str | bytes, charset: str | None) -> str:
     """A body property: text, or bytes in the message's code page."""
     text = value if isinstance(value, str) else decode(value, charset)
     return text.replace("\x00", "")
+
+
+def _checked(data: bytes) -> bytes:
+    """The winmail.dat as tnefparse is given it: without its recipient table (not
+    read here; tnefparse reads its rows on from where damage stopped the last).
+    Raises CorruptFileError when the attributes, or the counts of MAPI properties
+    and values, are more than tnefparse reads in reasonable time: checked in one
+    pass, stepping as tnefparse does (it steps over what is cut short)."""
+    view, offset, attributes, values = memoryview(data), 6, 0, _Budget()
+    kept, dropped = [view[:offset]], False
+    while offset + 12 < len(data):  # as tnefparse: TNEF.MIN_OBJ_SIZE
+        attributes += 1
+        if attributes > _MAX_ATTRIBUTES:
+            raise CorruptFileError(_DAMAGED)
+        (name,) = struct.unpack_from("<H", data, offset + 1)
+        (length,) = struct.unpack_from("<I", data, offset + 5)
+        end = min(len(data), offset + length + 11)
+        if name == _RECIPIENTS:
+            dropped = True
+        else:
+            kept.append(view[offset:end])
+        if name in (_MAPI_PROPS, _ATTACHMENT):
+            with contextlib.suppress(struct.error):  # cut short: tnefparse stops too
+                _check_properties(view[offset + 9 : end - 2], values)
+        offset = end
+    return b"".join([*kept, view[offset:]]) if dropped else data
+
+
+class _Budget:
+    """The values counted so far, against _MAX_VALUES."""
+
+    def __init__(self) -> None:
+        self.used = 0
+
+    def spend(self, count: int, room: int) -> None:
+        """Raises CorruptFileError when ``count`` values cannot fit in ``room``
+        (each takes a few bytes at least) or pass the budget."""
+        self.used += count
+        if count > room or self.used > _MAX_VALUES:
+            raise CorruptFileError(_DAMAGED)
+
+
+def _check_properties(data: memoryview, values: _Budget) -> None:
+    """Steps through a list of MAPI properties as tnefparse's decode_mapi does
+    (which stops at the first damage); raises as _checked says."""
+    (count,) = struct.unpack_from("<I", data)
+    at = 4
+    values.spend(count, (len(data) - at) // 4)  # 4 bytes of tag each at least
+    for _ in range(count):
+        if at >= len(data):
+            break
+        kind, name = struct.unpack_from("<HH", data, at)
+        at += 4
+        if name >= 0x8000:  # a named property: its GUID, and its number or name
+            (named_by,) = struct.unpack_from("<I", data, at + 16)
+            at += 20
+            if named_by == 0:
+                at += 4
+            else:
+                (size,) = struct.unpack_from("<I", data, at)
+                at += 4 + _padded(size)
+        many = None
+        if kind & 0x1000:
+            kind ^= 0x1000
+            (many,) = struct.unpack_from("<I", data, at)
+            at += 4
+            values.spend(many, (len(data) - at) // _SIZES.get(kind, 4))
+        if kind in _SIZES:
+            at += _SIZES[kind] * (many or 1)
+            if (many or 1) % 2 and kind in _SHORT:
+                at += 2
+        elif kind in _VARIABLE:
+            for _ in range(many or 1):
+                items = 1
+                if not many:
+                    (items,) = struct.unpack_from("<I", data, at)
+                    at += 4
+                    values.spend(items, (len(data) - at) // 4)
+                for _ in range(items):
+                    (size,) = struct.unpack_from("<I", data, at)
+                    at += 4 + _padded(size)
+        else:
+            return  # a type tnefparse does not know: it stops there
+
+
+def _padded(size: int) -> int:
+    return size + -size % 4

@@ -3,6 +3,8 @@ in place of the attachments (and of the body, in rich text) when rich text is on
 
 from __future__ import annotations
 
+import struct
+import time
 from email.message import EmailMessage
 from pathlib import Path
 
@@ -86,13 +88,10 @@ def test_files_inside_winmail_dat_count_toward_the_attachments_limits(
 ) -> None:
     monkeypatch.setattr(attachments, "MAX_READ_ATTACHMENTS", 2)
     monkeypatch.setattr(attachments, "MAX_ATTACHMENT_BYTES", 2**20)
-    winmail = tnef_bytes(
-        ("huge.txt", b"x" * (2 * 2**20)),
-        ("note2.txt", b"Note 2"),
-        ("note3.txt", b"Note 3"),
-    )
+    winmail = tnef_bytes(("note2.txt", b"Note 2"), ("note3.txt", b"Note 3"))
     msg = mail_message(
         ("note1.txt", "text/plain", b"Note 1"),
+        ("huge.txt", "text/plain", b"x" * (2 * 2**20)),
         ("winmail.dat", "application/octet-stream", winmail),  # known by its name
     )
     result = extract(write(tmp_path, msg))
@@ -141,3 +140,69 @@ def test_a_winmail_dat_cut_short_loses_the_files_it_cut(tmp_path: Path) -> None:
     assert "Attachment: notes.txt\nMeter reading 4711" in result.text
     assert result.text.endswith("Attachments: notes.txt, report.pdf")
     assert result.note.startswith("Attachments not read: report.pdf (The file is da")
+
+
+def attribute(name: int, data: bytes, level: int = 1) -> bytes:
+    """A TNEF attribute of byte type: level, id, length, data, checksum."""
+    head = struct.pack("<BHHI", level, name, 0x0006, len(data))
+    return head + data + struct.pack("<H", sum(data) & 0xFFFF)
+
+
+SIGNATURE = struct.pack("<IH", 0x223E9F78, 0x0001)
+MAPI_PROPERTIES = 0x9003
+
+
+@pytest.mark.parametrize(
+    "winmail",
+    [
+        # 21 bytes: a count of properties that tnefparse would loop on for hours.
+        SIGNATURE + attribute(MAPI_PROPERTIES, struct.pack("<I", 0xFFFFFFFF)),
+        # One property of many short integers, its count as large.
+        SIGNATURE
+        + attribute(
+            MAPI_PROPERTIES, struct.pack("<IHHI", 1, 0x1002, 0x3A00, 2**32 - 1)
+        ),
+        # 200,000 empty attributes: tnefparse copies the rest of the file for each.
+        SIGNATURE + attribute(0x0001, b"") * 200_000,
+    ],
+    ids=["property count", "multi-value count", "attributes"],
+)
+def test_a_winmail_dat_of_impossible_counts_is_noted_at_once(
+    tmp_path: Path, winmail: bytes
+) -> None:
+    msg = mail_message(("winmail.dat", "application/ms-tnef", winmail))
+    started = time.monotonic()
+    result = extract(write(tmp_path, msg))
+    assert time.monotonic() - started < 1
+    assert "Hi Bob, the papers are attached." in result.text
+    assert result.note == (
+        "Attachments not read: winmail.dat (The file is damaged: its Outlook "
+        "contents (TNEF) cannot be read)."
+    )
+
+
+def test_a_winmail_dat_over_the_size_limit_is_named_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(attachments, "MAX_ATTACHMENT_BYTES", 2**20)
+    winmail = tnef_bytes(("notes.txt", b"Meter reading 4711" * 2**16))
+    msg = mail_message(("winmail.dat", "application/ms-tnef", winmail))
+    result = extract(write(tmp_path, msg))
+    assert "Meter reading" not in result.text
+    assert result.text.endswith("Attachments: winmail.dat")
+    assert result.note == "Attachments not read: winmail.dat (over 1 MB)."
+
+
+def test_the_recipient_table_of_a_winmail_dat_is_not_read(tmp_path: Path) -> None:
+    # tnefparse reads its rows on from where damage stopped the last: here at a
+    # count of 0xFFFFFFFF properties. The rest of the winmail.dat is read.
+    rows = struct.pack("<IIHH", 2, 1, 0x00FF, 0x0001) + struct.pack("<I", 2**32 - 1)
+    winmail = tnef_bytes(("notes.txt", b"Meter reading 4711"))
+    msg = mail_message(
+        ("winmail.dat", "application/ms-tnef", winmail + attribute(0x9004, rows))
+    )
+    started = time.monotonic()
+    result = extract(write(tmp_path, msg))
+    assert time.monotonic() - started < 1
+    assert "Attachment: notes.txt\nMeter reading 4711" in result.text
+    assert result.note == ""
