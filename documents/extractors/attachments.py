@@ -23,6 +23,7 @@ from .text import decode
 MAX_READ_ATTACHMENTS = 20
 MAX_ATTACHMENT_BYTES = 25 * 1024 * 1024
 MAX_ATTACHMENT_PAGES = 500
+UNNAMED = "(unnamed attachment)"  # a file attached without a name
 _CUT_SHORT = "cut short in the e-mail"
 _NOT_OCRED = "scans are not OCRed here"
 # Set while an attachment is read: the files attached to it are named, not read (a

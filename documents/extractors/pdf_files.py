@@ -22,10 +22,9 @@ from pdfminer.pdftypes import LITERALS_FLATE_DECODE, PDFObjRef, PDFStream, resol
 from pdfminer.utils import decode_text
 
 from . import attachments
-from .attachments import Attached, Attachments, separated
+from .attachments import UNNAMED, Attached, Attachments, separated
 from .base import ExtractionResult, ExtractOptions, TextBuilder, join_notes
 
-_UNNAMED = "(unnamed attachment)"
 # A name tree's nodes: more is a damaged (or looping) tree, not a real PDF's.
 _MAX_TREE_NODES = 10_000
 
@@ -78,7 +77,7 @@ def _names(path: str | os.PathLike[str]) -> list[str]:
         return []
     try:
         return [
-            doc.get_attachment(index).get_name() or _UNNAMED
+            doc.get_attachment(index).get_name() or UNNAMED
             for index in range(doc.count_attachments())
         ]
     finally:
@@ -99,7 +98,7 @@ def _embedded_files(fh: BinaryIO) -> list[_Embedded]:
                 if stream.objid in seen:
                     continue
                 seen.add(stream.objid)
-            name = _text(spec.get("UF")) or _text(spec.get("F")) or _UNNAMED
+            name = _text(spec.get("UF")) or _text(spec.get("F")) or UNNAMED
             files.append(_Embedded(name, stream))
         return files
     except Exception:  # pdfminer fails on damage with what it met

@@ -10,7 +10,7 @@ import struct
 
 from tnefparse.tnef import TNEF, TNEFAttachment
 
-from .attachments import Attached
+from .attachments import UNNAMED, Attached
 from .base import CorruptFileError
 from .html import html_lines
 from .rtf import read_text
@@ -76,7 +76,7 @@ class Winmail:
             # No long name, and the short one in the sender's code page, which
             # tnefparse reads as UTF-8.
             name = decode(attachment._name, self._tnef.codepage).strip("\x00")
-        return name or "(unnamed attachment)"
+        return name or UNNAMED
 
 
 def _text(value: str | bytes, charset: str | None) -> str:
