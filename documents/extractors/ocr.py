@@ -196,6 +196,11 @@ class OcrPage:
         return sum(1 for c in self.confidences if c >= _CONFIDENT)
 
     @property
+    def with_doubts(self) -> bool:
+        """Some word read without confidence."""
+        return self.confident_words < len(self.confidences)
+
+    @property
     def doubtful(self) -> bool:
         """Too little read with confidence: perhaps the page lies on its side."""
         if self.confident_words < _SECOND_LOOK_WORDS:
@@ -271,7 +276,7 @@ class Reader:
                 # scraps: a speckled page read with doubts is read again despeckled
                 # (before the shadow's reading, whose black and white a photo's
                 # noise would pass for speckled).
-                if page.confident_words < len(page.confidences):
+                if page.with_doubts:
                     clean = _despeckled(image)
                     if clean is not None:
                         page, image = self._better(page, image, clean)
@@ -280,7 +285,7 @@ class Reader:
                 # garbles them: a page read with doubts that has a shadow is read
                 # again in Tesseract's own black and white (not a dark picture's
                 # page, read without doubt).
-                if page.confident_words < len(page.confidences) and _shadowed(image):
+                if page.with_doubts and _shadowed(image):
                     page, image = self._better(page, image, self._thresholded(image))
             # Most pages are upright: only a page that read badly pays for the
             # orientation check, and only a better second reading replaces the first.
