@@ -7,8 +7,10 @@ import ipaddress
 import json
 from collections.abc import Callable
 
+from csp.middleware import CSPMiddleware
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.middleware.clickjacking import XFrameOptionsMiddleware
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.cache import patch_cache_control, patch_vary_headers
@@ -64,9 +66,20 @@ class RejectNulMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         query = request.META.get("QUERY_STRING", "")
         if "\x00" in request.path or "%00" in query or "\x00" in query:
-            if request.path.startswith("/api/"):
-                return JsonResponse(error_body("bad_request", NUL_MESSAGE), status=400)
-            return HttpResponse(NUL_MESSAGE, status=400, content_type="text/plain")
+            if speaks_json(request):  # the API, and the cron endpoint
+                response = JsonResponse(
+                    error_body("bad_request", NUL_MESSAGE), status=400
+                )
+            else:
+                # The site's page for a bad request, as Django's handler400 answers:
+                # people were shown one line of plain text.
+                page = render_to_string("400.html", {"message": NUL_MESSAGE})
+                response = HttpResponse(page, status=400)
+            # Answered before the middleware that frames every page in the site's
+            # policy: what it would have added.
+            for frame in (XFrameOptionsMiddleware, CSPMiddleware):
+                response = frame(self.get_response).process_response(request, response)
+            return response
         return self.get_response(request)
 
 

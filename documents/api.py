@@ -343,6 +343,20 @@ def refuse_repeated(params) -> None:
         raise APIValidationError(repeated)
 
 
+def refuse_repeated_fields(data: object, names: tuple[str, ...]) -> None:
+    """A 400 naming each field of a form body given more than once: the serializer
+    read the last of ``priority=5&priority=-5`` and dropped the others unsaid."""
+    if not hasattr(data, "getlist"):
+        return  # a JSON object: one value a name
+    repeated = {
+        name: [f"Send “{name}” once, not {len(data.getlist(name))} times."]
+        for name in names
+        if len(data.getlist(name)) > 1
+    }
+    if repeated:
+        raise APIValidationError(repeated)
+
+
 class ListQuery(serializers.Serializer):
     """The list's filters, validated like any other input."""
 
@@ -496,6 +510,7 @@ class DocumentList(generics.ListAPIView):
             raise APIValidationError(
                 {"file": [f"Send one file, in the field “file” (not {named})."]}
             )
+        refuse_repeated_fields(request.data, ("priority", "allow_duplicates"))
         upload = UploadSerializer(data=request.data)
         upload.is_valid(raise_exception=True)
         data = upload.validated_data
@@ -635,12 +650,14 @@ class DocumentDetail(generics.GenericAPIView):
         document = _document(request, pk)
         if document.owner_id != request.user.pk:
             raise PermissionDenied("Only the owner may set its title and tags.")
+        refuse_repeated_fields(request.data, ("title",))
         body = DetailsSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         _check_preconditions(request, document, self.get_serializer_context())
         changes = body.validated_data
         tags = changes.get("tags", [tag.name for tag in document.tags.all()])
-        # The page's form holds the rules (lengths, how many, duplicates): one home.
+        # The page's form holds the rules (lengths, how many, duplicates): one home
+        # (the tags, forms.tag_names, already applied by DetailsSerializer).
         form = DocumentDetailsForm(
             {"title": changes.get("title", document.title), "tags": ", ".join(tags)}
         )
@@ -674,6 +691,7 @@ class DocumentReprocess(generics.GenericAPIView):
             raise PermissionDenied(
                 "Only the owner or a queue operator may reprocess it."
             )
+        refuse_repeated_fields(request.data, ("priority",))
         body = PrioritySerializer(data=request.data)
         body.is_valid(raise_exception=True)
         priority = _priority(request, body.validated_data)

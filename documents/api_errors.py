@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable
 
 from django.conf import settings
-from django.core.exceptions import RequestDataTooBig
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 from django.http import (
     Http404,
     HttpRequest,
@@ -302,6 +302,15 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
             )
         if isinstance(exception, MultiPartParserError):  # parsed by a middleware
             return error_response(400, "parse_error", not_multipart(exception))
+        if isinstance(exception, TooManyFieldsSent):
+            # "The request could not be understood." said nothing of the cause.
+            return error_response(
+                400,
+                "too_many_fields",
+                "The body has more than "
+                f"{settings.DATA_UPLOAD_MAX_NUMBER_FIELDS:,} fields: send only "
+                "the fields the endpoint takes.",
+            )
         return error_response(400, *DJANGO_ERRORS[400])
     return defaults.bad_request(request, exception)
 

@@ -73,6 +73,25 @@ class UploadForm(forms.Form):
 
 
 MAX_TAGS = 20
+MAX_TAG_CHARS = 50  # Tag.name's length
+
+
+def tag_names(raw_names: list[str]) -> list[str]:
+    """The tags as kept: spaces collapsed, empty ones dropped, one of each name in
+    any case; a ValidationError past MAX_TAGS or MAX_TAG_CHARS. The page's form
+    and the API's PATCH both say it so."""
+    names: dict[str, str] = {}
+    for raw in raw_names:
+        name = " ".join(raw.split())
+        if len(name) > MAX_TAG_CHARS:
+            raise ValidationError(
+                f"“{name[:MAX_TAG_CHARS]}…” is longer than {MAX_TAG_CHARS} characters."
+            )
+        if name:
+            names.setdefault(name.casefold(), name)
+    if len(names) > MAX_TAGS:
+        raise ValidationError(f"At most {MAX_TAGS} tags, please.")
+    return list(names.values())
 
 
 class DocumentDetailsForm(forms.Form):
@@ -84,25 +103,19 @@ class DocumentDetailsForm(forms.Form):
         help_text="Shown instead of the file name; leave empty to use the file name.",
     )
     tags = forms.CharField(
-        max_length=1000,
+        # Room for every tag allowed at its longest, as the page writes them
+        # ("a, b"): 1,000 refused twenty tags of 50 characters (1,038).
+        max_length=MAX_TAGS * (MAX_TAG_CHARS + len(", ")),
         required=False,
-        help_text=f"Separate tags with commas; up to {MAX_TAGS}, each up to 50 characters.",
+        help_text=f"Separate tags with commas; up to {MAX_TAGS}, each up to "
+        f"{MAX_TAG_CHARS} characters.",
     )
 
     def clean_title(self) -> str:
         return " ".join(self.cleaned_data["title"].split())
 
     def clean_tags(self) -> list[str]:
-        names: dict[str, str] = {}
-        for raw in self.cleaned_data["tags"].split(","):
-            name = " ".join(raw.split())
-            if len(name) > 50:
-                raise ValidationError(f"“{name[:50]}…” is longer than 50 characters.")
-            if name:
-                names.setdefault(name.casefold(), name)
-        if len(names) > MAX_TAGS:
-            raise ValidationError(f"At most {MAX_TAGS} tags, please.")
-        return list(names.values())
+        return tag_names(self.cleaned_data["tags"].split(","))
 
 
 class DocumentFilterForm(forms.Form):

@@ -14,6 +14,7 @@ from rest_framework.settings import api_settings
 
 from documents.api_errors import or_list, shown
 from documents.extractors.formats import accepted_labels, by_mime_type, label_for
+from documents.forms import tag_names
 from documents.models import Document
 from documents.uploads import CheckedUpload, check_upload
 from jobqueue.models import MAX_PRIORITY, MIN_PRIORITY, PRIORITY_RANGE
@@ -30,6 +31,9 @@ TAGS_AS_LIST = (
     "removes them all."
 )
 TAG_AS_TEXT = 'Each tag must be a name (text), such as "invoices".'
+ALLOW_DUPLICATES_AS_BOOLEAN = (
+    "allow_duplicates takes true or false (also 1 or 0, yes or no, on or off)."
+)
 # A JSON body that is no object, as its sender wrote it.
 JSON_KINDS = {
     list: "a list",
@@ -243,6 +247,8 @@ class UploadSerializer(PrioritySerializer):
     allow_duplicates = serializers.BooleanField(
         required=False,
         default=False,
+        # DRF's "Must be a valid boolean." named no value it takes.
+        error_messages={"invalid": ALLOW_DUPLICATES_AS_BOOLEAN},
         help_text="Keep the file even when you already uploaded the same content "
         "(otherwise 409).",
     )
@@ -296,4 +302,9 @@ class DetailsSerializer(RequestSerializer):
     def validate_tags(self, names: list[str]) -> list[str]:
         if any("," in name for name in names):
             raise serializers.ValidationError("A tag cannot contain a comma.")
-        return names
+        # Checked here, one by one: joined for the page's form, too many or too long
+        # tags were refused for the length of that one line, not for what they were.
+        try:
+            return tag_names(names)
+        except ValidationError as error:
+            raise serializers.ValidationError(error.messages) from None

@@ -23,6 +23,7 @@ from django.http import (
     HttpRequest,
     HttpResponse,
     JsonResponse,
+    QueryDict,
 )
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -269,7 +270,7 @@ def document_list(request: HttpRequest) -> HttpResponse:
     sort = request.GET.get("sort", "")
     sort = sort if sort in SORTS else "-date"
     mine = Document.objects.for_user(request.user)
-    form = DocumentFilterForm(request.GET, statuses=Status.choices)
+    form = DocumentFilterForm(_name_cut(request.GET), statuses=Status.choices)
     filters = form.filters()
     documents = _filtered(mine, {k: v for k, v in filters.items() if k != "status"})
     # Counts per status follow the other filters, so each says what a click shows.
@@ -295,6 +296,7 @@ def document_list(request: HttpRequest) -> HttpResponse:
     context = {
         "page": page,
         "filters": filters,
+        "name_max_length": DocumentFilterForm.base_fields["q"].max_length,
         "status": filters.get("status", ""),
         "sort": sort,
         "statuses": [
@@ -330,6 +332,18 @@ def _types(documents: QuerySet, *, whole_library: bool) -> list[str]:
     with connections[documents.db].cursor() as cursor:
         cursor.execute(LIBRARY_TYPES_SQL)
         return [t for (t,) in cursor.fetchall()]
+
+
+def _name_cut(query: QueryDict) -> QueryDict:
+    """The list's filters as asked, a name or title longer than its field cut to
+    it: the form drops a value that does not validate, and the list then showed
+    every document, as if no name had been asked for."""
+    limit = DocumentFilterForm.base_fields["q"].max_length
+    if len(query.get("q", "")) <= limit:
+        return query
+    query = query.copy()
+    query["q"] = query["q"][:limit]
+    return query
 
 
 def _filtered(documents: QuerySet, filters: dict) -> QuerySet:
