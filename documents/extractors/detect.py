@@ -138,13 +138,14 @@ def _detect(fh: BinaryIO) -> Format | None:
     if prefix.startswith(OLE_MAGIC):
         fh.seek(0)
         return _detect_ole(fh)
+    # A signature is sure, whatever follows it: a winmail.dat holding a PDF holds
+    # a PDF's bytes, which a sniff finds; an RTF opening with a picture's raw bytes
+    # (\bin) is an RTF all the same.
     for fmt in FORMATS:
-        if not fmt.textual and fmt.matches(prefix):
+        if fmt.signed(prefix):
             return fmt
     for fmt in FORMATS:
-        # A textual format's signature is as sure as a binary one's, whatever follows
-        # it: an RTF opening with a picture's raw bytes (\bin) is an RTF all the same.
-        if fmt.textual and fmt.signed(prefix):
+        if not fmt.textual and fmt.matches(prefix):
             return fmt
     if not prefix.strip(b"\x00"):
         return TEXT if _text_after_nuls(fh) else None

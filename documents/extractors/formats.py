@@ -296,6 +296,20 @@ CSV = Format(
     textual=True,
 )
 
+# Outlook's winmail.dat, saved from a message (where Outlook or Exchange sent it in
+# place of the body and attachments) and uploaded on its own: no extension of its
+# own, as ".dat" names data of every kind.
+WINMAIL = Format(
+    key="tnef",
+    label="Outlook winmail.dat (TNEF)",
+    mime_type="application/vnd.ms-tnef",
+    extensions=(".tnef",),
+    extractor="winmail:extract_winmail",
+    requires="tnefparse and compressed-rtf",
+    other_mime_types=("application/ms-tnef",),
+    signatures=(b"\x78\x9f\x3e\x22",),  # 0x223E9F78, little-endian
+)
+
 # Photos and scans: read by OCR.
 IMAGES = (
     _image("png", "PNG image", "image/png", (".png",), signatures=(b"\x89PNG\r\n\x1a\n",)),
@@ -397,6 +411,7 @@ FORMATS: tuple[Format, ...] = (
     EPUB,
     RTF,
     EMAIL,
+    WINMAIL,
     HTML,
     TEXT,
     MARKDOWN,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import binascii
 import io
 import os
 import re
@@ -25,7 +26,7 @@ from .detect import detect_format
 from .formats import EMAIL, by_extension
 from .html import html_lines
 from .text import bom_codec, codec_for_label, decode, detect_encoding
-from .winmail import Winmail, is_winmail
+from .winmail import SIGNATURE, Winmail, is_winmail
 
 _HEADERS = ("From", "To", "Cc", "Subject", "Date")
 _BODY_TYPES = ("plain", "html")
@@ -49,6 +50,8 @@ _CALENDAR_TEXT = ("SUMMARY", "LOCATION", "DESCRIPTION")
 _CALENDAR_SKIPPED = ("VALARM", "VTIMEZONE")
 _CALENDAR_ESCAPE = re.compile(r"\\([nN,;\\])")
 _CALENDAR_TYPES = ("text/calendar", "application/ics")
+# A file uuencoded into a body: "begin", its Unix mode, its name.
+_UU_BEGIN = re.compile(r"begin [0-7]{3,4} (\S.*)$")
 # Of a plain text and an HTML alternative, the plain one is read when it holds at
 # least this share of the HTML's words: an empty one, or a stub ("view this e-mail
 # in a browser"), does not, and the HTML (what mail programs show) is read.
@@ -254,14 +257,15 @@ def _lines(
     if not any(line.strip() for line in body):
         # Written in rich text: Exchange may send its body only in winmail.dat.
         body = _winmail_body(winmails, attachments) or body
+    body, inline = _uuencoded(body)
     yield from body
-    blocks: list[Iterator[str]] = []
+    blocks: list[Iterator[str]] = [attachments.lines(file) for file in inline]
     for attachment in [*mail.invitations, *mail.attachments]:
         if id(attachment) not in winmails:
             blocks.append(_attached_lines(attachment, attachments, depth))
         elif found := winmails[id(attachment)]:  # a damaged one is named only
             blocks += [attachments.lines(file) for file in found.files]
-    names = []
+    names = [file.name for file in inline]
     for part in mail.attachments:
         found = winmails.get(id(part))
         names += [f.name for f in found.files] if found else [_attachment_name(part)]
@@ -270,13 +274,55 @@ def _lines(
     yield from separated(blocks, after=bool(mail.body) or bool(body))
 
 
+def _uuencoded(lines: list[str]) -> tuple[list[str], list[Attached]]:
+    """The body's lines without the files uuencoded in it (as Unix mail and older
+    mail programs attach them: "begin 644 name", lines of data, "end"), and those
+    files; a block that does not decode whole stays as text."""
+    if not any(line.startswith("begin ") for line in lines):
+        return lines, []
+    kept: list[str] = []
+    files: list[Attached] = []
+    at = 0
+    while at < len(lines):
+        begin = _UU_BEGIN.match(lines[at])
+        found = _uu_file(lines, at + 1) if begin else None
+        if found is None:
+            kept.append(lines[at])
+            at += 1
+            continue
+        data, at = found
+        files.append(Attached(begin.group(1).strip(), data))
+        if kept and not kept[-1].strip() and at < len(lines) and not lines[at].strip():
+            at += 1  # one blank line where the file was, not two
+    return kept, files
+
+
+def _uu_file(lines: list[str], start: int) -> tuple[bytes, int] | None:
+    """The bytes of the uuencoded lines from ``start`` to their "end" line, and the
+    index after it; None when they are not uuencoded data."""
+    data = bytearray()
+    for at in range(start, len(lines)):
+        line = lines[at].rstrip()
+        if line == "end":
+            return (bytes(data), at + 1) if data else None
+        if line in ("", "`"):  # a line of no bytes
+            continue
+        # Its first character counts its bytes; some encoders pad past them.
+        size = ((ord(line[0]) - 32) & 63) * 4 + 5
+        try:
+            data += binascii.a2b_uu(line[: size // 3])
+        except binascii.Error:
+            return None
+    return None
+
+
 def _winmails(mail: _Mail, attachments: _Attachments) -> dict[int, Winmail | None]:
     """The message's winmail.dat files taken apart, by their part's id; None for a
     damaged one, which is noted."""
     found: dict[int, Winmail | None] = {}
     for part in mail.attachments:
         name = _attachment_name(part)
-        if not is_winmail(part.get_content_type(), name):
+        if not (is_winmail(part.get_content_type(), name) or _starts_as_winmail(part)):
             continue
         data = _payload(part)[0]
         if not data:
@@ -290,6 +336,22 @@ def _winmails(mail: _Mail, attachments: _Attachments) -> dict[int, Winmail | Non
             found[id(part)] = None
             attachments.unread.append(f"{name} ({exc})")
     return found
+
+
+def _starts_as_winmail(part: EmailMessage) -> bool:
+    """An attachment whose first bytes are TNEF's, under another name and type
+    (a gateway's "ATT00001.dat", application/octet-stream): only its first few
+    bytes decoded."""
+    payload = part.get_payload()
+    if not isinstance(payload, str):
+        return False
+    encoding = part.get("content-transfer-encoding", "").strip().lower()
+    if encoding == "base64":
+        start = re.sub(r"[^A-Za-z0-9+/]", "", payload[:64])[:8]
+        head = base64.b64decode(start) if len(start) == 8 else b""
+    else:
+        head = payload[:4].encode("utf-8", "surrogateescape")
+    return head.startswith(SIGNATURE)
 
 
 def _winmail_body(

@@ -36,6 +36,7 @@ from .base import (
 from .ocr import OcrUnavailable, reader
 from .pdf_columns import columns_read_across
 from .pdf_files import with_embedded_files
+from .pdf_tracking import tracking_undone
 from .sniff import PREFIX_BYTES, looks_like_pdf
 
 _EVERYWHERE = (-1e6, -1e6, 1e6, 1e6)  # wider than any crop box: keep all text
@@ -527,6 +528,7 @@ def _pdfium_page(doc: Any, index: int, *, auto: bool) -> tuple[_Page, bool]:
         # it): put both back, for hyphens.join_hyphenated to judge.
         body = raw.replace("\r\n", "\n").replace("\r", "\n").replace("\x02", "-\n")
         body = _CONTROLS.sub("", body)
+        body = tracking_undone(textpage, body)
         if _GARBLED.search(raw) and not _WORDLIKE.search(body):
             # Only glyphs a broken font map gave no character (control codes,
             # U+FFFD): what is left of them, spaces and "-", is no text.

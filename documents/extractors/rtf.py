@@ -65,6 +65,15 @@ _SHAPES = frozenset({"shp", "shpgrp", "shpinst"})
 _READ = _NOTES | _MARGINS | _COMMENTS | _SHAPES
 _READ |= {"shptxt", "upr", "ud", "listtext", "pntext"}
 _READ |= {"nesttableprops"}
+# A field's code, read for one field only: Word's phonetic guide (furigana), an EQ
+# field "\o\ad(\s\up 9(かんじ),漢字)" whose result LibreOffice leaves empty. Its
+# base text is read where the result holds none; other fields' codes are not text.
+_READ |= {"fldinst"}
+_RUBY = re.compile(
+    r"^\s*EQ\b.*?\\o(?:\\a[lcdr])?\s*\(\s*\\s\s*\\up\s*-?\d*\s*\([^)]*\)\s*,(.*)\)\s*$",
+    re.DOTALL,
+)
+_MAX_RUBY_CODE = 1_000  # characters: a phonetic guide's code is a short line
 _SKIPPED = destinations - _READ
 # A paragraph mark still ends its paragraph when hidden: joining the two paragraphs
 # could glue their words together.
@@ -338,10 +347,25 @@ class _Reader:
             group.out, group.outer = group.outer, None
         elif word == "nesttableprops":  # read for its \nestrow
             pass
+        elif word == "fldinst":
+            code: list[str] = []
+            group.on_close = partial(self._end_field_code, code, out)
+            group.out = code
         else:  # listtext, pntext: the number or bullet a list item shows
             label: list[str] = []
             group.on_close = partial(_add_label, label, group.out)
             group.out = label
+
+    def _end_field_code(self, code: list[str], out: list[str]) -> None:
+        """A field's code is read: a phonetic guide's base text goes in, when the
+        field (the group around its code) closes with no result of its own."""
+        short = sum(map(len, code)) <= _MAX_RUBY_CODE
+        ruby = _RUBY.match(_joined(code)) if short else None
+        if ruby is None or not self.stack:
+            return
+        field = self.stack[-1]
+        if field.on_close is None and field.out is out:
+            field.on_close = partial(_add_if_none, ruby.group(1).strip(), out, len(out))
 
     def _break(self, word: str, out: list[str]) -> None:
         """A paragraph, line, row or page ends; a row's last cell takes no tab."""
@@ -437,6 +461,12 @@ def _add_label(label: list[str], out: list[str]) -> None:
     before a heading that shows no number."""
     text = "".join(label).lstrip()
     if text.strip():
+        out.append(text)
+
+
+def _add_if_none(text: str, out: list[str], start: int) -> None:
+    """Add ``text`` where nothing was added since ``start``."""
+    if not "".join(out[start:]).strip():
         out.append(text)
 
 

@@ -1,23 +1,34 @@
 """Outlook's winmail.dat (TNEF, application/ms-tnef), which Outlook and Exchange send
 in place of a message's attachments, and of its body, when it is written in rich
-text: read with tnefparse (its RTF body decompressed with compressed-rtf)."""
+text: read with tnefparse (its RTF body decompressed with compressed-rtf). One saved
+from a message and uploaded on its own is read as one attached to an e-mail is."""
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import struct
+from collections.abc import Iterator
 
 from tnefparse.tnef import TNEF, TNEFAttachment
 
-from .attachments import UNNAMED, Attached
-from .base import CorruptFileError
+from .attachments import UNNAMED, Attached, Attachments, separated
+from .base import (
+    CorruptFileError,
+    ExtractionResult,
+    ExtractOptions,
+    TextBuilder,
+    join_notes,
+)
 from .html import html_lines
 from .rtf import read_text
 from .text import decode
 
 _TYPES = ("application/ms-tnef", "application/vnd.ms-tnef")
+SIGNATURE = struct.pack("<I", 0x223E9F78)  # every TNEF stream starts with it
 _DAMAGED = "its Outlook contents (TNEF) cannot be read"
+_BODY_DAMAGED = "Its message body is damaged and was not read; its files were."
 # tnefparse logs the damage it steps over as errors; what matters reaches the note.
 logging.getLogger("tnefparse").setLevel(logging.CRITICAL)
 # tnefparse copies the rest of the file for each attribute, and loops on counts read
@@ -77,6 +88,43 @@ class Winmail:
             # tnefparse reads as UTF-8.
             name = decode(attachment._name, self._tnef.codepage).strip("\x00")
         return name or UNNAMED
+
+
+def extract_winmail(
+    path: str | os.PathLike[str], options: ExtractOptions
+) -> ExtractionResult:
+    """A winmail.dat on its own: its body, the text of the documents in it (as an
+    e-mail's attachments are read), and the names of all its files."""
+    with open(path, "rb") as fh:
+        winmail = Winmail(os.path.basename(path), fh.read())
+    attachments = Attachments(options)
+    text = TextBuilder(options.max_chars)
+    damage = ""
+    try:
+        body = winmail.body_lines()
+    except CorruptFileError:
+        if not winmail.files:
+            raise
+        body, damage = [], _BODY_DAMAGED
+    text.extend(_lines(body, winmail.files, attachments))
+    found = text.text.strip("\n")
+    return ExtractionResult(
+        text=found,
+        page_count=None,
+        confidence=1.0 if found.strip() else 0.0,
+        extractor="winmail",
+        note=join_notes(damage, attachments.note, text.note),
+    )
+
+
+def _lines(
+    body: list[str], files: list[Attached], attachments: Attachments
+) -> Iterator[str]:
+    yield from body
+    blocks = [attachments.lines(file) for file in files]
+    if files:
+        blocks.append(iter([f"Attachments: {', '.join(f.name for f in files)}"]))
+    yield from separated(blocks, after=any(line.strip() for line in body))
 
 
 def _text(value: str | bytes, charset: str | None) -> str:

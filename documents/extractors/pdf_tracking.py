@@ -1,0 +1,73 @@
+"""Words set with wide letter-spacing (tracking: CSS letter-spacing, a spaced-out
+heading): PDFium puts a space between every two letters, "S p a c e d  o u t",
+and a search for the words finds nothing. Where the gaps between the letters
+come in two sizes, the small ones within words and the large ones between them,
+the words are put back together by where the letters lie."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pypdfium2.raw as pdfium_c
+
+# Four or more single letters, a single space between each.
+_SPACED_RUN = re.compile(r"(?<!\S)(?:[^\W\d_] ){3,}[^\W\d_](?!\S)")
+# Chinese, Japanese and Korean are set a character at a time: not tracking.
+_CJK = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+# Of a line's height (the font's box): a gap this much wider than the letters'
+# own is a space between words; letters this close, with no wider gap on the
+# line, are one word (a normal space is wider).
+_WORD_GAP = 0.2
+_ONE_WORD = 0.15
+
+
+def tracking_undone(textpage: Any, body: str) -> str:
+    """``body``, the page's text, with each run of letters PDFium spaced apart
+    joined into its words; only spaces PDFium made up are taken out, never ones
+    the PDF holds."""
+    if not _SPACED_RUN.search(body):
+        return body
+    # A character for each index (PDFium's text leaves out those it has none for).
+    plain = "".join(
+        chr(pdfium_c.FPDFText_GetUnicode(textpage, index))
+        for index in range(textpage.count_chars())
+    )
+    pieces, done, cursor = [], 0, 0
+    for run in _SPACED_RUN.finditer(body):
+        start = plain.find(run.group(), cursor)
+        if start < 0:  # the body's lines reordered: look from the page's start
+            start = plain.find(run.group())
+        if start < 0 or _CJK.search(run.group()):
+            continue
+        cursor = start + len(run.group())
+        words = _words(textpage, start, run.group())
+        if words is None:
+            continue
+        pieces += [body[done : run.start()], words]
+        done = run.end()
+    return "".join([*pieces, body[done:]]) if pieces else body
+
+
+def _words(textpage: Any, start: int, run: str) -> str | None:
+    """The run's letters as words, split where the gap between two is wide; None
+    when it is not tracking (a space the PDF holds, gaps all alike and wide)."""
+    gaps, height = [], 0.0
+    for space in range(start + 1, start + len(run), 2):
+        if not pdfium_c.FPDFText_IsGenerated(textpage, space):
+            return None
+        left = textpage.get_charbox(space - 1, loose=True)
+        right = textpage.get_charbox(space + 1, loose=True)
+        gaps.append(right[0] - left[2])
+        height = max(height, left[3] - left[1], right[3] - right[1])
+    narrow = min(gaps)
+    if narrow < 0 or height <= 0:
+        return None
+    wide = [gap > narrow + _WORD_GAP * height for gap in gaps]
+    if not any(wide) and narrow > _ONE_WORD * height:
+        return None  # single letters a normal space apart: "x y z"
+    letters = run[::2]
+    return letters[0] + "".join(
+        (" " if apart else "") + letter
+        for apart, letter in zip(wide, letters[1:], strict=True)
+    )
