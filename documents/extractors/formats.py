@@ -3,6 +3,7 @@ from FORMATS (no Django: child processes import it)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -264,6 +265,42 @@ EMAIL = Format(
     sure=surely_email,
     textual=True,
 )
+
+# Apple Mail's .emlx: the message's length in bytes on a line of its own, the
+# message, then a property list of Mail's own (flags, dates) that is not read.
+_EMLX_LENGTH = re.compile(rb"\A([0-9]{1,12})[ \t]*\r?\n")
+
+
+def emlx_message(data: bytes) -> bytes | None:
+    """The message an .emlx file holds, without the property list after it (all
+    that follows its length line when the length is past the end, as in a file
+    cut short); None when the data does not open with a length line."""
+    found = _EMLX_LENGTH.match(data)
+    if found is None:
+        return None
+    return data[found.end() : found.end() + int(found[1])]
+
+
+def _looks_like_emlx(prefix: bytes) -> bool:
+    message = emlx_message(prefix)
+    return message is not None and looks_like_email(message)
+
+
+def _surely_emlx(prefix: bytes) -> bool:
+    message = emlx_message(prefix)
+    return message is not None and surely_email(message)
+
+
+EMLX = Format(
+    key="emlx",
+    label="Apple Mail message (EMLX)",
+    mime_type="message/x-emlx",
+    extensions=(".emlx",),  # ".partial.emlx" too: the attachments kept apart
+    extractor="mail:extract_emlx",
+    sniff=_looks_like_emlx,
+    sure=_surely_emlx,
+    textual=True,
+)
 HTML = Format(
     key="html",
     label="HTML",
@@ -411,6 +448,7 @@ FORMATS: tuple[Format, ...] = (
     EPUB,
     RTF,
     EMAIL,
+    EMLX,
     WINMAIL,
     HTML,
     TEXT,

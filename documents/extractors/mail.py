@@ -1,4 +1,5 @@
-"""E-mail (.eml) extraction with the standard library: headers, body, attachments."""
+"""E-mail (.eml, Apple Mail's .emlx) extraction with the standard library: headers,
+body, attachments."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from .base import (
     join_notes,
 )
 from .detect import detect_format
-from .formats import EMAIL, by_extension
+from .formats import EMAIL, by_extension, emlx_message
 from .html import html_lines
 from .text import bom_codec, codec_for_label, decode, detect_encoding
 from .winmail import SIGNATURE, Winmail, is_winmail
@@ -214,7 +215,24 @@ def extract_email(
     HTML one converted where the plain text is missing, empty or a stub), of
     invitations, of attachments that are documents, and the attachments' names."""
     with open(path, "rb") as fh:
-        message = _parse(fh.read())
+        return _message_text(fh.read(), options)
+
+
+def extract_emlx(
+    path: str | os.PathLike[str], options: ExtractOptions
+) -> ExtractionResult:
+    """An Apple Mail .emlx file read as the e-mail it holds: its length line and
+    Mail's property list after the message left out."""
+    with open(path, "rb") as fh:
+        data = fh.read()
+    message = emlx_message(data)
+    # Without its length line (an .eml renamed), the file is the message.
+    return _message_text(data if message is None else message, options)
+
+
+def _message_text(data: bytes, options: ExtractOptions) -> ExtractionResult:
+    """The text of a message, from its bytes: see extract_email."""
+    message = _parse(data)
     mail = _Mail(message)
     attachments = _Attachments(options)
     attachments.ending = _ending(message)

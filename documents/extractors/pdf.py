@@ -1345,6 +1345,7 @@ def _label_grid_out_of_order(textpage: Any) -> bool:
 
 _Box = tuple[float, float, float, float]  # left, bottom, right, top (y up)
 _PROSE_SHARE = 0.2  # of lines starting lowercase, or ending in a hyphen
+_COLUMN_WIDTH = 8  # line heights, at the least, of a column of prose's widest line
 
 
 @dataclass(slots=True)
@@ -1459,15 +1460,18 @@ def _rows_if_out_of_order(textpage: Any, plain: str, count: int, raw: str) -> st
         # Prose, read as drawn but for blocks drawn out of place; unless the lines
         # here (PDFium's plain text) break where the page's do not: a Thai mark
         # torn from its letter onto a line of its own.
-        return _bands_from_the_top(runs, tops) if raw == plain else ""
+        return _bands_from_the_top(runs, tops, box) if raw == plain else ""
     return _text_in_rows([line for run in runs for line in run], box)
 
 
-def _bands_from_the_top(runs: list[list[_Line]], tops: list[float]) -> str:
+def _bands_from_the_top(
+    runs: list[list[_Line]], tops: list[float], box: Callable[[int], _Box]
+) -> str:
     """The runs' text in bands across the page from the top, each band's runs as
-    drawn (prose columns side by side share a band); "" when that is the order
-    they were drawn in. A band is a stretch of the page no run crosses the edge
-    of: a letterhead drawn last goes first, a footer drawn first last."""
+    drawn (prose columns side by side share a band), but a column read before the
+    one to its right (see _left_first); "" when that is the order they were drawn
+    in. A band is a stretch of the page no run crosses the edge of: a letterhead
+    drawn last goes first, a footer drawn first last."""
     if len(pieces := _cut_at_leaps(runs)) > len(runs):
         runs, tops = pieces, [max(line.top for line in run) for run in pieces]
     bands: list[list[int]] = []
@@ -1478,9 +1482,82 @@ def _bands_from_the_top(runs: list[list[_Line]], tops: list[float]) -> str:
         bands[-1].append(k)
         floor = min(floor, min(line.bottom for line in runs[k]))
     order = [k for band in bands for k in sorted(band)]
-    if order == sorted(order):
+    lines = [
+        line.text
+        for band in bands
+        for run in _left_first([runs[k] for k in sorted(band)], box)
+        for line in run
+    ]
+    if order == sorted(order) and lines == [x.text for run in runs for x in run]:
         return ""
-    return "\r\n".join(line.text for k in order for line in runs[k])
+    return "\r\n".join(lines)
+
+
+def _left_first(
+    band: list[list[_Line]], box: Callable[[int], _Box]
+) -> list[list[_Line]]:
+    """A band's runs as drawn, but a column of prose drawn before one wholly to its
+    left and level with it in part read after it: the right column drawn first,
+    the left one after, and words beside that left column (its heading) with it.
+    A column of prose here: two lines of words or more, one of them a column's
+    width. A run is cut where a line lies wholly right of the one before (a
+    heading over the left column, the right column drawn on after it). Other runs
+    (a drawing's labels, runs neither side of each other) keep the order they were
+    drawn in."""
+    if len(band) < 2:
+        return band
+    pieces: list[list[_Line]] = []
+    for run in band:
+        pieces.append([run[0].widen(box)])
+        for line in run[1:]:
+            before = pieces[-1][-1]
+            line.widen(box)
+            if line.left >= before.right:  # on down the page, to the right
+                pieces.append([])
+            pieces[-1].append(line)
+    height = _median_height([line for piece in pieces for line in piece])
+    edges = [
+        (
+            min(line.left for line in piece),
+            max(line.right for line in piece),
+            min(line.bottom for line in piece),
+            max(line.top for line in piece),
+        )
+        for piece in pieces
+    ]
+    worded = [sum(bool(_WORD.search(line.text)) for line in piece) for piece in pieces]
+    columns = {
+        k
+        for k, piece in enumerate(pieces)
+        if worded[k] >= 2
+        and max(line.right - line.left for line in piece) >= _COLUMN_WIDTH * height
+    }
+    if len(columns) < 2:
+        return band
+
+    def left_of(j: int, k: int) -> bool:  # j wholly left of k, level with it in part
+        a, b = edges[j], edges[k]
+        return a[1] <= b[0] and min(a[3], b[3]) > max(a[2], b[2])
+
+    order: list[int] = []
+    taken: set[int] = set()
+
+    def take(k: int) -> None:
+        # "Wholly left of" never goes round in a circle.
+        taken.add(k)
+        if k in columns:
+            ahead = [j for j in range(len(pieces)) if j not in taken and left_of(j, k)]
+            if columns.intersection(ahead):
+                # The column to its left, and the words beside them (its heading).
+                for j in ahead:
+                    if j not in taken and worded[j]:
+                        take(j)
+        order.append(k)
+
+    for k in range(len(pieces)):
+        if k not in taken:
+            take(k)
+    return [pieces[k] for k in order]
 
 
 def _cut_at_leaps(runs: list[list[_Line]]) -> list[list[_Line]]:
