@@ -48,6 +48,10 @@ HOUSEKEEPING_SECONDS = 60.0
 # least this often (and when a delayed job falls due), not every poll interval:
 # work that arrives by the queue's API wakes it at once.
 IDLE_LOOK_SECONDS = 5.0
+# While a drain runs, its caller's thread (the main thread of ``process_queue
+# --once``) looks up this often, so that Python runs a signal's handler (a SIGTERM's
+# stop) within this time: see ``_join_heeding_signals``.
+SIGNAL_LOOK_SECONDS = 0.2
 
 
 @dataclass
@@ -408,8 +412,7 @@ class ExtractionWorker:
             # The threads end by themselves once nothing more may be taken.
             for thread in self._threads:
                 if thread.name != "heartbeat":
-                    left = None if deadline is None else deadline - time.monotonic()
-                    thread.join(None if left is None else max(0.0, left))
+                    _join_heeding_signals(thread, deadline)
             clean = not any(
                 t.is_alive() for t in self._threads if t.name != "heartbeat"
             )
@@ -1372,6 +1375,23 @@ def process_document_queue(
         name="cron",
     )
     return worker.drain(limit, time_budget=time_budget, on_progress=on_progress)
+
+
+def _join_heeding_signals(thread: threading.Thread, deadline: float | None) -> None:
+    """``thread.join()`` until ``deadline`` (``time.monotonic()``; None: no limit), in
+    slices of ``SIGNAL_LOOK_SECONDS``. Python runs a signal's handler in the main
+    thread only, between two of its steps: a signal that the kernel hands to another
+    thread, or that lands while the main thread waits for the GIL on its way into a
+    join, does not wake the join, and the handler waited for its end. A SIGTERM to
+    ``process_queue --once`` was then heard only at the end of the budget, and the job
+    it should have released uncharged was charged as one that outgrew the budget."""
+    while thread.is_alive():
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            return
+        thread.join(
+            SIGNAL_LOOK_SECONDS if left is None else min(left, SIGNAL_LOOK_SECONDS)
+        )
 
 
 def _describe(exc: BaseException) -> str:

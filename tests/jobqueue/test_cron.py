@@ -4,6 +4,7 @@ killed mid-job (a web request past its proxy's timeout, a ``--once`` process).""
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import pty
 import signal
@@ -86,6 +87,52 @@ def test_once_stopped_by_a_signal_releases_its_job_uncharged(
     assert (item.status, item.attempts) == (Status.PENDING, 0), err
     assert not WorkerHeartbeat.objects.exclude(status="stopped").exists()
     assert not ExtractionMetric.objects.filter(outcome="refused").exists()
+
+
+def test_once_hears_a_signal_that_another_of_its_threads_took(
+    user, queue, child_env, slow_extractor
+):
+    """Python runs a signal's handler in the main thread only. A SIGTERM the kernel
+    hands to another thread of the run (or one that lands while the main thread waits
+    for the GIL on its way into its wait for the workers: the flake of the test
+    above) did not wake that wait: the stop came at the end of the budget, and the
+    job was charged as one that outgrew it."""
+    job = queue.enqueue(store(user, "slow.txt", b"sleep:30 slow text").pk)
+    budget = 20
+    args = ["--once", "--stop-timeout", "1", "--budget", str(budget)]
+    began = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, "manage.py", "process_queue", *args],
+        cwd=REPO_ROOT,
+        env={**child_env, **SLOW_EXTRACTOR},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for(lambda: QueueItem.objects.get(pk=job).status == Status.PROCESSING, 30)
+        # A real SIGTERM, to the run's first thread after its main one (the worker
+        # thread, starting the job's child), as the kernel may choose.
+        thread = min(
+            int(t) for t in os.listdir(f"/proc/{proc.pid}/task") if int(t) != proc.pid
+        )
+        send_to_thread(proc.pid, thread, signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    assert "Received SIGTERM" in err and "Traceback" not in err
+    item = QueueItem.objects.get(pk=job)
+    assert (item.status, item.attempts) == (Status.PENDING, 0), err
+    assert time.monotonic() - began < budget / 2, err
+    assert not WorkerHeartbeat.objects.exclude(status="stopped").exists()
+
+
+def send_to_thread(pid: int, thread_id: int, signum: int) -> None:
+    """Send ``signum`` to one thread of process ``pid`` (tgkill; glibc 2.30+)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.tgkill(pid, thread_id, signum) != 0:
+        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
 
 
 def test_cron_over_http_is_not_redirected_where_https_is_required(
