@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 import zipfile
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -260,6 +260,11 @@ def test_zip_download_streams_the_persons_own_files(
     assert archive.testzip() is None
     contents = {n: archive.read(n) for n in archive.namelist()}
     assert contents == {"same.txt": b"first", "same (2).txt": b"second"}
+    # Dated when uploaded, to the ZIP format's two seconds, not 1980-01-01.
+    uploaded = timezone.localtime(a.created_at).replace(microsecond=0)
+    dated = datetime(*archive.getinfo("same.txt").date_time, tzinfo=uploaded.tzinfo)
+    assert timedelta(0) <= uploaded - dated < timedelta(seconds=2)
+    assert archive.getinfo("same.txt").compress_type == zipfile.ZIP_DEFLATED
 
 
 def test_zip_download_names_files_that_are_gone(user_client, make_document):
