@@ -304,6 +304,7 @@ AXES_COOLOFF_TIME = timedelta(
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_LOCKOUT_CALLABLE = "config.passwords.locked_out"  # the page, with Retry-After
 AXES_VERBOSE = False  # no banner on every manage.py command
 X_FRAME_OPTIONS = "DENY"
 # Messages live in the session, not in a cookie: a new API key is shown in one.

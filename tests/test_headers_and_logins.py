@@ -124,6 +124,7 @@ def test_logins_are_locked_out_after_repeated_failures(settings, user, other_use
     body = response.content.decode()
     assert "Too many failed log-ins" in body
     assert "locked for 15 minutes" in body
+    assert response["Retry-After"] == "900"  # when to try again, as every 429 says
     # Locked: even the right password is refused, on the site and in the admin.
     assert login(client, "alice", PASSWORD).status_code == 429
     assert login(client, "alice", PASSWORD, "/admin/login/").status_code == 429
