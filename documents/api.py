@@ -50,6 +50,7 @@ from documents.models import Document
 from documents.pagination import IdsFirstPaginator
 from documents.search import (
     MAX_OFFSET,
+    MAX_QUERY_CHARS,
     SearchTooBroad,
     parse_query,
     search_documents,
@@ -229,6 +230,10 @@ class UploadNotKept(APIException):
 
 
 PAST_ANY_PAGE = 10**18
+LAST_PAGE_OF_A_SEARCH = (
+    "?page=last is not taken with a search (?q=): a search does not count its "
+    "results, so it has no known last page; follow each page's “next” from page 1."
+)
 
 
 def page_number(raw: str) -> int:
@@ -285,8 +290,9 @@ class DocumentPagination(PageNumberPagination):
         "100; one that is not a whole number from 1 gives 20)."
     )
     page_query_description = (
-        "A page number from 1, or `last`: a page past the last is 404, and one "
-        "that is not a whole number from 1 is 400."
+        "A page number from 1, or `last` (not with ?q=: a search does not count its "
+        "results): a page past the last is 404, and one that is not a whole number "
+        "from 1 is 400."
     )
     django_paginator_class = Pages
     invalid_page_message = "{message}"  # Pages says it
@@ -296,6 +302,20 @@ class DocumentPagination(PageNumberPagination):
         if raw not in self.last_page_strings:
             page_number(raw)  # a 400 for "abc" or 0, before anything is counted
         return super().paginate_queryset(queryset, request, view)
+
+    def get_schema_operation_parameters(self, view) -> list[dict]:
+        """``page`` as what it takes, a number from 1 or ``last``: DRF types it as an
+        integer only, which a client generated from the schema holds it to."""
+        parameters = super().get_schema_operation_parameters(view)
+        for parameter in parameters:
+            if parameter["name"] == self.page_query_param:
+                parameter["schema"] = {
+                    "oneOf": [
+                        {"type": "integer", "minimum": 1},
+                        {"type": "string", "enum": list(self.last_page_strings)},
+                    ]
+                }
+        return parameters
 
     def get_paginated_response_schema(self, schema: dict) -> dict:
         paginated = super().get_paginated_response_schema(schema)
@@ -373,7 +393,11 @@ class ListQuery(serializers.Serializer):
     q = serializers.CharField(
         required=False,
         allow_blank=True,  # "?q= " lists everything, as "?q=" does
-        max_length=500,
+        max_length=MAX_QUERY_CHARS,
+        error_messages={
+            "max_length": f"Search for at most {MAX_QUERY_CHARS} characters: "
+            "shorten ?q= and ask again."
+        },
         help_text='Search the text and file names (words, "phrases", prefix*, '
         "-excluded or NOT excluded, OR; only exclusions: every other document). "
         "Results come best first and `count` is null: counting every match would "
@@ -448,6 +472,10 @@ class DocumentList(generics.ListAPIView):
         paginator = self.paginator
         size = paginator.get_page_size(self.request)
         page = self.request.query_params.get(paginator.page_query_param, "1")
+        if page in paginator.last_page_strings:
+            # The last page is found from the count, and a search never counts its
+            # results (only its first MAX_OFFSET are reachable, and they are ranked).
+            raise APIValidationError({"page": [LAST_PAGE_OF_A_SEARCH]})
         number = page_number(page)
         try:
             hits = search_documents(

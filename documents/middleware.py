@@ -90,12 +90,7 @@ class LimitUploadHandler(FileUploadHandler):
         super().new_file(field_name, file_name, *args, **kwargs)
         self.files += 1
         if self.files > settings.MAX_UPLOAD_FILES:
-            self.refuse(
-                TooManyFiles(
-                    f"At most {settings.MAX_UPLOAD_FILES} files at once, please. "
-                    "Nothing was uploaded."
-                )
-            )
+            self.refuse(TooManyFiles(too_many_files(self.request)))
 
     def receive_data_chunk(self, raw_data: bytes, start: int) -> bytes:
         if start + len(raw_data) > max_file_bytes():
@@ -264,6 +259,21 @@ def too_large(request: HttpRequest, declared: int) -> UploadTooLarge | None:
     return UploadTooLarge(
         f"The upload is {size}; the limit is {settings.MAX_UPLOAD_FILES} files of "
         f"{_size(max_file_bytes())} each. Nothing was uploaded."
+    )
+
+
+def too_many_files(request: HttpRequest) -> str:
+    """Why a body of more than ``MAX_UPLOAD_FILES`` files is refused: the API takes
+    one file (2 to that many get the serializer's "Send exactly one file"), the
+    upload form up to that many."""
+    if request.path_info.startswith(API_PREFIX):
+        return (
+            "Send exactly one file in the field “file”: the API takes one file at "
+            "a time. Nothing was uploaded."
+        )
+    return (
+        f"At most {settings.MAX_UPLOAD_FILES} files at once, please. "
+        "Nothing was uploaded."
     )
 
 

@@ -14,7 +14,7 @@ from rest_framework.settings import api_settings
 
 from documents.api_errors import or_list, shown
 from documents.extractors.formats import accepted_labels, by_mime_type, label_for
-from documents.forms import tag_names
+from documents.forms import MAX_TAG_CHARS, MAX_TAGS, DocumentDetailsForm, tag_names
 from documents.models import Document
 from documents.uploads import CheckedUpload, check_upload
 from jobqueue.models import MAX_PRIORITY, MIN_PRIORITY, PRIORITY_RANGE
@@ -269,18 +269,42 @@ class UploadSerializer(PrioritySerializer):
             raise serializers.ValidationError(error.messages) from None
 
 
+# The rules of the page's form, which the PATCH applies (documents.forms): stated in
+# the schema, not checked here a second time (the form's checks and words stand).
+TITLE_CHARS = DocumentDetailsForm.base_fields["title"].max_length
+
+
+@extend_schema_field({"type": "string", "maxLength": TITLE_CHARS})
+class TitleField(serializers.CharField):
+    """The title, whose length the page's form checks (the schema says it)."""
+
+
+@extend_schema_field(
+    {
+        "type": "array",
+        "maxItems": MAX_TAGS,
+        "items": {"type": "string", "minLength": 1, "maxLength": MAX_TAG_CHARS},
+    }
+)
+class TagsField(serializers.ListField):
+    """The tags, which ``tag_names`` counts and measures as kept (spaces collapsed,
+    one of each name): the schema says the limits, the field does not check them
+    again on the names as sent."""
+
+
 class DetailsSerializer(RequestSerializer):
     """The owner's title and tags; send either or both."""
 
     refuses_unknown = True
 
-    title = serializers.CharField(
+    title = TitleField(
         required=False,
         allow_blank=True,
         error_messages={"null": TITLE_AS_TEXT, "invalid": TITLE_AS_TEXT},
-        help_text="Shown instead of the file name; empty to use the file name.",
+        help_text="Shown instead of the file name; empty to use the file name. At "
+        f"most {TITLE_CHARS} characters.",
     )
-    tags = serializers.ListField(
+    tags = TagsField(
         child=serializers.CharField(
             error_messages={
                 "null": TAG_AS_TEXT,
@@ -290,7 +314,9 @@ class DetailsSerializer(RequestSerializer):
         ),
         required=False,
         error_messages={"not_a_list": TAGS_AS_LIST, "null": TAGS_AS_LIST},
-        help_text="Every tag the document should have (replaces them), by name.",
+        help_text="Every tag the document should have (replaces them), by name: at "
+        f"most {MAX_TAGS} tags of {MAX_TAG_CHARS} characters each (spaces inside a "
+        "tag collapsed to one; a name given twice, in any case, kept once).",
     )
 
     def unknown_field(self, name: str) -> str:

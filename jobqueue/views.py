@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hmac
-
 from django.conf import settings
 from django.http import (
     HttpRequest,
@@ -13,6 +11,7 @@ from django.http import (
 )
 from django.views.decorators.csrf import csrf_exempt
 
+from jobqueue.bearer import bearer_matches, bearer_token
 from jobqueue.models import QueueControl
 from jobqueue.worker import process_document_queue
 
@@ -29,14 +28,14 @@ def cron(request: HttpRequest) -> HttpResponse:
         )
     if request.method != "POST":
         return HttpResponseNotAllowed(["POST"])
-    scheme, _, given = request.headers.get("Authorization", "").partition(" ")
-    if scheme.lower() != "bearer" or not given:
+    given = bearer_token(request)
+    if given is None:
         response = _error(
             401, "not_authenticated", "Send Authorization: Bearer <CRON_TOKEN>."
         )
         response["WWW-Authenticate"] = 'Bearer realm="cron"'
         return response
-    if not hmac.compare_digest(given.encode(), expected.encode()):
+    if not bearer_matches(given, expected):
         return _error(403, "permission_denied", "That cron token is not valid.")
     # Read first: the drain ends by closing this thread's connection.
     paused = QueueControl.is_paused()

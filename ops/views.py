@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import hmac
-
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from jobqueue.bearer import bearer_matches, bearer_token
 from jobqueue.metrics import registry
 
 REGISTRY = registry()
@@ -20,10 +19,8 @@ def metrics(request: HttpRequest) -> HttpResponse:
     one the sender may not use, says nothing of the methods it takes."""
     token = settings.METRICS_TOKEN
     if token:
-        scheme, _, given = request.headers.get("Authorization", "").partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(
-            given.encode(), token.encode()
-        ):
+        given = bearer_token(request)
+        if given is None or not bearer_matches(given, token):
             response = HttpResponse(
                 "Send Authorization: Bearer <METRICS_TOKEN>.\n",
                 status=401,
