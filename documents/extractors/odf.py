@@ -71,9 +71,11 @@ _DISPLAY = (f"{_TEXT}display", f"{_FO}display")
 _PAGE_COUNT = re.compile(rb'meta:page-count="(\d+)"')
 # Ruby (phonetic guide) text: the reading above its base, not the text itself.
 _RUBY_TEXT = f"{_TEXT}ruby-text"
-# A page-number field's placeholder where no page gives it a value (a slide's
-# notes page, converted from PowerPoint): "<number>".
-_PAGE_NUMBER = f"{_TEXT}page-number"
+# Page-number and page-count fields hold the value the last layout left: a page's
+# number, or none a page gave them: "0" (a headless conversion), "<number>" (a
+# slide's notes page). Those are left out.
+_PAGE_FIELDS = {f"{_TEXT}page-number", f"{_TEXT}page-count"}
+_NO_PAGE = re.compile(r"\s*(?:<.*|0*)\s*", re.DOTALL)
 # Lists: a paragraph's number or bullet comes from its list's style, by its depth.
 _LIST, _LIST_ITEM = f"{_TEXT}list", f"{_TEXT}list-item"
 _LIST_HEADER, _NUMBER = f"{_TEXT}list-header", f"{_TEXT}number"
@@ -499,7 +501,9 @@ def _pieces(
             and tag not in _ASIDE
             and tag != _RUBY_TEXT
             and not tag.startswith(_DRAW)
-            and not (tag == _PAGE_NUMBER and (child.text or "").startswith("<"))
+            and not (
+                tag in _PAGE_FIELDS and _NO_PAGE.fullmatch("".join(child.itertext()))
+            )
             and not _hidden(child, hidden_styles)
         ):
             _pieces(child, hidden_styles, pieces)  # spans, links, fields

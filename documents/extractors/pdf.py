@@ -1346,6 +1346,13 @@ def _label_grid_out_of_order(textpage: Any) -> bool:
 _Box = tuple[float, float, float, float]  # left, bottom, right, top (y up)
 _PROSE_SHARE = 0.2  # of lines starting lowercase, or ending in a hyphen
 _COLUMN_WIDTH = 8  # line heights, at the least, of a column of prose's widest line
+_MARGIN_LINES = 3  # a running header's or footer's lines, at the most
+# Columns of prose side by side in one band, at the most, that _left_first puts
+# in order (a newspaper has a handful): each is compared with every piece, and
+# taken in turn after the one to its left (a page of a thousand narrow columns
+# drawn right to left passed Python's recursion limit; of five thousand, took
+# seconds).
+_MAX_COLUMNS = 50
 
 
 @dataclass(slots=True)
@@ -1532,7 +1539,7 @@ def _left_first(
         if worded[k] >= 2
         and max(line.right - line.left for line in piece) >= _COLUMN_WIDTH * height
     }
-    if len(columns) < 2:
+    if not 2 <= len(columns) <= _MAX_COLUMNS:
         return band
 
     def left_of(j: int, k: int) -> bool:  # j wholly left of k, level with it in part
@@ -1567,7 +1574,9 @@ def _cut_at_leaps(runs: list[list[_Line]]) -> list[list[_Line]]:
     across the whole page, which would keep the header after the body it lies
     above. (A drawing's labels, a letter or a number each, are no header and no
     body; a column whose lines PDFium ran into the next column's leaves gaps
-    beside that column's lines, but not beside its top.)"""
+    beside that column's lines, but not beside its top.) The run drawn last is cut
+    where it leaps from above all the others to below them, a body of one line
+    too."""
     # Room for two lines, at the least.
     least = 2 * _median_height([x for run in runs for x in run])
     leaps = [
@@ -1594,6 +1603,21 @@ def _cut_at_leaps(runs: list[list[_Line]]) -> list[list[_Line]]:
                 if next(inside, None) and next(inside, None):  # two
                     cuts.add((k, i))
                     break
+    # The run drawn last, a few lines leaping from above all the rest to a few
+    # below it: a header and footer drawn after the body (Chrome's), whatever the
+    # body's length.
+    last = len(runs) - 1
+    rest = [x for run in runs[:last] for x in run]
+    for k, i in leaps:
+        above, below = runs[k][i - 1], runs[k][i]
+        if (
+            k == last
+            and i <= _MARGIN_LINES
+            and len(runs[k]) - i <= _MARGIN_LINES
+            and any(_WORD.search(x.text) for x in rest)
+            and all(below.top <= x.bottom and x.top <= above.bottom for x in rest)
+        ):
+            cuts.add((k, i))
     pieces: list[list[_Line]] = []
     for k, run in enumerate(runs):
         pieces.append([run[0]])

@@ -41,6 +41,12 @@ _MAC_ROMAN = "mac-roman"
 _LATIN_CODE_PAGES = frozenset({"cp1252", "cp1250", "cp1254", "cp1257"})
 _MAC_ROMAN_ODD_PER_ODD = 4  # what Mac Roman must beat the code page by
 _MAC_ROMAN_SAMPLE = 64 * 1024  # judged by its start: a second a 4 MB file otherwise
+# CP437 (DOS) text: its lines of boxes and shades, four alike ("════", "────",
+# "▒▒▒▒"), are "ÍÍÍÍ", "ÄÄÄÄ", "±±±±" in the code pages chardetng guesses for it,
+# and its accented letters (0x80-0xA5) their symbols ("caf‚", "M\x81ller", "se¤or").
+_DOS = "cp437"
+_DOS_LINE = re.compile(rb"([\xb0\xb1\xb2\xc4\xcd\xdb])\1{3}")
+_DOS_ODD_AT_LEAST = 3  # what the code page must read as odd without a line
 _IN_WORDS = frozenset("´·\u00ad")  # it´s, col·lecció, a soft hyphen
 # ISO-8859-15 has "€" where cp1252 has "¤", a sign nobody types beside an amount;
 # it has no symbols in 0x80-0x9F, where cp1252 has its quotes and dashes.
@@ -163,6 +169,8 @@ def detect_encoding(data: bytes) -> tuple[str, float]:
         # Its letters are all ASCII: English with "£825" or "½ cup", which chardetng
         # reads as Polish "Ł825" and "˝ cup".
         return _western(data), 0.6
+    if encoding in _LATIN_CODE_PAGES and _dos_reads_better(data, encoding):
+        return _DOS, 0.6
     if encoding in _LATIN_CODE_PAGES and _mac_roman_reads_better(data, encoding):
         return _MAC_ROMAN, 0.6
     if encoding == _WESTERN:
@@ -184,6 +192,22 @@ def _mac_roman_reads_better(data: bytes, encoding: str) -> bool:
     odd = _odd_characters(sample.decode(encoding, "replace"))
     mac_odd = _odd_characters(sample.decode(_MAC_ROMAN))
     return odd > 0 and mac_odd * _MAC_ROMAN_ODD_PER_ODD <= odd
+
+
+def _dos_reads_better(data: bytes, encoding: str) -> bool:
+    """True for CP437 text: a line of boxes or shades, and no more odd characters
+    in CP437 than in ``encoding``; or, without one, none in CP437 and a few in
+    ``encoding`` and in Mac Roman (its "für" is CP437's "fƒr")."""
+    sample = data[:_MAC_ROMAN_SAMPLE]
+    dos_odd = _odd_characters(sample.decode(_DOS))
+    odd = _odd_characters(sample.decode(encoding, "replace"))
+    if _DOS_LINE.search(sample):
+        return dos_odd <= odd
+    return (
+        dos_odd == 0  # a code page's "é" (0xE9) is CP437's "Θ" after a small letter
+        and odd >= _DOS_ODD_AT_LEAST
+        and _odd_characters(sample.decode(_MAC_ROMAN)) >= _DOS_ODD_AT_LEAST
+    )
 
 
 def _odd_characters(text: str) -> int:
