@@ -269,16 +269,23 @@ EMAIL = Format(
 # Apple Mail's .emlx: the message's length in bytes on a line of its own, the
 # message, then a property list of Mail's own (flags, dates) that is not read.
 _EMLX_LENGTH = re.compile(rb"\A([0-9]{1,12})[ \t]*\r?\n")
+_PLIST = b"<?xml"  # Mail's property list starts so
 
 
 def emlx_message(data: bytes) -> bytes | None:
     """The message an .emlx file holds, without the property list after it (all
     that follows its length line when the length is past the end, as in a file
-    cut short); None when the data does not open with a length line."""
+    cut short); None when the data does not open with a length line. A length
+    that does not end where the property list starts (line ends converted on a
+    copy: a byte more or fewer a line) gives way to where it starts."""
     found = _EMLX_LENGTH.match(data)
     if found is None:
         return None
-    return data[found.end() : found.end() + int(found[1])]
+    start, end = found.end(), found.end() + int(found[1])
+    if end < len(data) and not data[end : end + 64].lstrip().startswith(_PLIST):
+        plist = data.rfind(b"\n" + _PLIST, start)
+        end = end if plist < 0 else plist + 1
+    return data[start:end]
 
 
 def _looks_like_emlx(prefix: bytes) -> bool:

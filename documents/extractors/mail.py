@@ -329,7 +329,7 @@ def _uu_file(lines: list[str], start: int) -> tuple[bytes, int] | None:
         size = ((ord(line[0]) - 32) & 63) * 4 + 5
         try:
             data += binascii.a2b_uu(line[: size // 3])
-        except binascii.Error:
+        except ValueError:  # binascii.Error, or a letter past ASCII (prose)
             return None
     return None
 

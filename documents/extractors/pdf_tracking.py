@@ -20,6 +20,9 @@ _CJK = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
 # line, are one word (a normal space is wider).
 _WORD_GAP = 0.2
 _ONE_WORD = 0.15
+# Letters a font kerns closer than tracking sets them, that PDFium puts no space
+# between: a pair ("Sp", "wo"), or two pairs in a row.
+_KERNED = 3
 
 
 def tracking_undone(textpage: Any, body: str) -> str:
@@ -40,18 +43,32 @@ def tracking_undone(textpage: Any, body: str) -> str:
             start = plain.find(run.group())
         if start < 0 or _CJK.search(run.group()):
             continue
-        cursor = start + len(run.group())
-        words = _words(textpage, start, run.group())
-        if words is None:
+        end = start + len(run.group())
+        cursor = end
+        found = _words(textpage, start, run.group())
+        if found is None:
             continue
-        pieces += [body[done : run.start()], words]
-        done = run.end()
+        words, widest = found
+        # Letters a font kerns closer ("Sp a c e d", "wo r d s") get no space
+        # between them: the run goes on into them, as one word where the gap
+        # before them is no wider than the run's own within its words.
+        cut_from, cut_to = run.start(), run.end()
+        before, after = body[max(done, cut_from - 2) : cut_from], body[cut_to:][:2]
+        if before == plain[start - 2 : start] and _joins(
+            textpage, plain, start - 1, widest, -1
+        ):
+            cut_from -= 1
+        if after == plain[end : end + 2] and _joins(textpage, plain, end, widest, 1):
+            cut_to += 1
+        pieces += [body[done:cut_from], words]
+        done = cut_to
     return "".join([*pieces, body[done:]]) if pieces else body
 
 
-def _words(textpage: Any, start: int, run: str) -> str | None:
-    """The run's letters as words, split where the gap between two is wide; None
-    when it is not tracking (a space the PDF holds, gaps all alike and wide)."""
+def _words(textpage: Any, start: int, run: str) -> tuple[str, float] | None:
+    """The run's letters as words, split where the gap between two is wide, and
+    the widest gap within a word; None when it is not tracking (a space the PDF
+    holds, gaps all alike and wide)."""
     gaps, height = [], 0.0
     for space in range(start + 1, start + len(run), 2):
         if not pdfium_c.FPDFText_IsGenerated(textpage, space):
@@ -67,7 +84,29 @@ def _words(textpage: Any, start: int, run: str) -> str | None:
     if not any(wide) and narrow > _ONE_WORD * height:
         return None  # single letters a normal space apart: "x y z"
     letters = run[::2]
-    return letters[0] + "".join(
+    words = letters[0] + "".join(
         (" " if apart else "") + letter
         for apart, letter in zip(wide, letters[1:], strict=True)
     )
+    return words, narrow + _WORD_GAP * height
+
+
+def _joins(textpage: Any, plain: str, space: int, widest: float, side: int) -> bool:
+    """Whether the character at ``space`` is a space PDFium made up between two
+    letters of one word: its gap no wider than ``widest`` (the run's gaps within
+    its words are, at the most), and the letters on ``side`` of it (-1: before,
+    1: after) a kerned pair or so, not a word of their own set without tracking."""
+    if not (0 < space < len(plain) - 1 and plain[space] == " "):
+        return False
+    if not (plain[space - 1].isalpha() and plain[space + 1].isalpha()):
+        return False
+    letters, at = 0, space + side
+    while 0 <= at < len(plain) and plain[at].isalpha() and letters <= _KERNED:
+        letters, at = letters + 1, at + side
+    if letters > _KERNED:
+        return False
+    if not pdfium_c.FPDFText_IsGenerated(textpage, space):
+        return False
+    left = textpage.get_charbox(space - 1, loose=True)
+    right = textpage.get_charbox(space + 1, loose=True)
+    return 0 <= right[0] - left[2] <= widest
