@@ -6,8 +6,11 @@ the shape of documents/api_errors.py; the schema at /api/schema/ comes from here
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import json
+from collections import Counter
+from typing import Any
 
 from django.core.paginator import EmptyPage, InvalidPage
 from django.db.models import prefetch_related_objects
@@ -29,9 +32,15 @@ from rest_framework.exceptions import ValidationError as APIValidationError
 from rest_framework.metadata import SimpleMetadata
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.pagination import PageNumberPagination
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import (
+    FormParser,
+    JSONParser,
+    MultiPartParser,
+    get_encoding,
+)
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.utils import json as drf_json
 from rest_framework.utils.urls import replace_query_param
 
 from documents.access import (
@@ -148,19 +157,36 @@ class RequestMetadata(SimpleMetadata):
 class BoundedJSONParser(JSONParser):
     """DRF's JSON parser, but a body nested past Python's recursion limit is a 400:
     DRF catches only ValueError, and ``[[[[…`` (100,000 brackets in a few hundred
-    KiB) raised RecursionError out of it, a server error."""
+    KiB) raised RecursionError out of it, a server error. A name given twice in one
+    object is a 400 naming it (_once_each)."""
 
     def parse(self, stream, media_type=None, parser_context=None):
+        encoding = get_encoding(parser_context or {})
         try:
-            return super().parse(stream, media_type, parser_context)
+            return json.load(
+                codecs.getreader(encoding)(stream),
+                object_pairs_hook=_once_each,
+                parse_constant=drf_json.strict_constant if self.strict else None,
+            )
         except RecursionError:
             raise ParseError(
                 "The body nests too deep to be a request: send a JSON object of "
                 "its fields, with Content-Type: application/json."
             ) from None
-        except ParseError as error:
+        except ValueError as error:
             # DRF's "JSON parse error - Expecting value: line 1 column 1 (char 0)".
-            raise ParseError(_not_json(error.__context__)) from None
+            raise ParseError(_not_json(error)) from None
+
+
+def _once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object, refused when it gives a name twice: json keeps the last of
+    ``{"title": "a", "title": "b"}`` unsaid, as a form's repeated field was."""
+    counts = Counter(name for name, _ in pairs)
+    if repeated := {name: n for name, n in counts.items() if n > 1}:
+        raise APIValidationError(
+            {name: [given_more_than_once(name, n)] for name, n in repeated.items()}
+        )
+    return dict(pairs)
 
 
 class ReadableMultiPartParser(MultiPartParser):
@@ -363,13 +389,17 @@ def refuse_repeated(params) -> None:
         raise APIValidationError(repeated)
 
 
+def given_more_than_once(name: str, times: int) -> str:
+    return f"Send “{name}” once, not {times} times."
+
+
 def refuse_repeated_fields(data: object, names: tuple[str, ...]) -> None:
     """A 400 naming each field of a form body given more than once: the serializer
     read the last of ``priority=5&priority=-5`` and dropped the others unsaid."""
     if not hasattr(data, "getlist"):
         return  # a JSON object: one value a name
     repeated = {
-        name: [f"Send “{name}” once, not {len(data.getlist(name))} times."]
+        name: [given_more_than_once(name, len(data.getlist(name)))]
         for name in names
         if len(data.getlist(name)) > 1
     }

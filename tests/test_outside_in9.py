@@ -196,3 +196,14 @@ def test_a_field_sent_twice_is_refused_not_half_read(user, make_document, staff_
     )
     assert response.status_code == 200
     assert sorted(response.json()["tags"]) == ["a", "b"]
+    # In JSON too: the parser kept the last of two "title"s, unsaid.
+    response = script(user).patch(
+        f"{API_URL}{document.pk}/",
+        '{"title": "one", "title": "two", "tags": ["a"]}',
+        content_type="application/json",
+    )
+    assert assert_error(response, 400, "invalid")["fields"] == {
+        "title": ["Send “title” once, not 2 times."]
+    }
+    document.refresh_from_db()
+    assert document.title == ""
