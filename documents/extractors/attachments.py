@@ -163,6 +163,11 @@ class Attachments:
         return join_notes(unread, cut, past)
 
 
+def names_line(names: Iterable[str]) -> Iterator[str]:
+    """The block that names a message's or a PDF's attached files, after their text."""
+    yield f"Attachments: {', '.join(names)}"
+
+
 def separated(blocks: Iterable[Iterator[str]], *, after: bool) -> Iterator[str]:
     """The lines of each block that has any, a blank line between blocks (and
     before the first, when it comes after text)."""

@@ -22,6 +22,13 @@ EMPTY_NOTE = "No text: the document is blank."
 DEFAULT_MAX_CHARS = 10_000_000
 # PDF_ENGINE: PDFium, pdfplumber, or PDFium repaired page by page (extractors/pdf.py).
 PDF_ENGINES = ("auto", "pdfium", "pdfplumber")
+# Chinese, Japanese and Korean: ideographs, kana, hangul, their punctuation and
+# full-width forms (a PDF's: set vertically, tategaki, read column by column; set a
+# character at a time, never letter-spaced).
+CJK = re.compile(
+    r"[\u3000-\u303f\u3040-\u30ff\u3100-\u312f\u3400-\u4dbf\u4e00-\u9fff"
+    r"\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0003134f]"
+)
 
 
 # Told (pages done, pages in all) as a long extraction goes on.

@@ -15,7 +15,7 @@ from email.parser import BytesParser
 from email.policy import EmailPolicy
 from typing import Any
 
-from .attachments import Attached, Attachments, separated
+from .attachments import Attached, Attachments, names_line, separated
 from .base import (
     CorruptFileError,
     ExtractionResult,
@@ -288,7 +288,7 @@ def _lines(
         found = winmails.get(id(part))
         names += [f.name for f in found.files] if found else [_attachment_name(part)]
     if names:
-        blocks.append(iter([f"Attachments: {', '.join(names)}"]))
+        blocks.append(names_line(names))
     yield from separated(blocks, after=bool(mail.body) or bool(body))
 
 

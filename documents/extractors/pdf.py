@@ -19,6 +19,7 @@ import pypdfium2.raw as pdfium_c
 
 from .base import (
     BLANK_NOTE,
+    CJK,
     DEFAULT_OPTIONS,
     NO_TEXT_NOTE,
     PDF_ENGINES,
@@ -88,12 +89,6 @@ _SPACED_SHARE = 0.6
 _MAX_RENDER_PIXELS = 40_000_000  # a page bigger than A1 at 300 dpi is rendered coarser
 _SMALL_RENDER_PIXELS = 2_000_000  # smaller than A6 at 300 dpi: see _render
 _SCAN_ENLARGEMENT = 3  # a scan is rendered at most this many times its pixels a side
-# Chinese, Japanese and Korean: ideographs, kana, hangul, their punctuation and
-# full-width forms. Set vertically (tategaki), it is read column by column.
-_CJK = re.compile(
-    r"[\u3000-\u303f\u3040-\u30ff\u3100-\u312f\u3400-\u4dbf\u4e00-\u9fff"
-    r"\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0003134f]"
-)
 _VERTICAL_SHARE = 0.6  # of a page's characters stacked upright in columns
 _VERTICAL_MIN_CHARS = 4
 _SAMPLE_STEPS = 100  # pairs of characters looked at first
@@ -511,7 +506,7 @@ def _pdfium_page(doc: Any, index: int, *, auto: bool) -> tuple[_Page, bool]:
         plain = textpage.get_text_range(0, count)
         raw = _page_text(textpage, plain, count)
         vertical = ""
-        if _CJK.search(raw) and _steps_down(textpage, count):
+        if CJK.search(raw) and _steps_down(textpage, count):
             vertical = _in_columns(_pdfium_glyphs(textpage, count))
         if vertical:
             raw = vertical
@@ -1128,7 +1123,7 @@ def _plumber_text(page: Any) -> str:
         )
     )
     chars = page.chars
-    if _CJK.search("".join(char["text"] for char in chars[:_SPARSE_CHARS])):
+    if CJK.search("".join(char["text"] for char in chars[:_SPARSE_CHARS])):
         vertical = _in_columns(
             [
                 _Glyph(c["text"], c["x0"], c["y0"], c["x1"], c["y1"], c["upright"])
@@ -1198,7 +1193,7 @@ def _in_columns(glyphs: list[_Glyph]) -> str:
     stacked = sum(
         sum(glyph.upright for glyph in run.glyphs) for run in runs if run.down
     )
-    cjk = sum(bool(_CJK.match(g.text)) for run in runs for g in run.glyphs)
+    cjk = sum(bool(CJK.match(g.text)) for run in runs for g in run.glyphs)
     if (
         stacked < max(_VERTICAL_MIN_CHARS, _VERTICAL_SHARE * visible)
         or 2 * cjk < visible

@@ -22,7 +22,7 @@ from pdfminer.pdftypes import LITERALS_FLATE_DECODE, PDFObjRef, PDFStream, resol
 from pdfminer.utils import decode_text
 
 from . import attachments
-from .attachments import UNNAMED, Attached, Attachments, separated
+from .attachments import UNNAMED, Attached, Attachments, names_line, separated
 from .base import ExtractionResult, ExtractOptions, TextBuilder, join_notes
 
 # A name tree's nodes: more is a damaged (or looping) tree, not a real PDF's.
@@ -64,7 +64,7 @@ def _lines(pages: str, files: list[_Embedded], reader: Attachments) -> Iterator[
         yield pages
     # One file's data at a time, fetched as its turn comes.
     blocks = (reader.lines(_attached(file, reader)) for file in files)
-    names = iter([f"Attachments: {', '.join(file.name for file in files)}"])
+    names = names_line(file.name for file in files)
     yield from separated(itertools.chain(blocks, [names]), after=bool(pages))
 
 

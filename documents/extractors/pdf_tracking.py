@@ -11,10 +11,10 @@ from typing import Any
 
 import pypdfium2.raw as pdfium_c
 
+from .base import CJK
+
 # Four or more single letters, a single space between each.
 _SPACED_RUN = re.compile(r"(?<!\S)(?:[^\W\d_] ){3,}[^\W\d_](?!\S)")
-# Chinese, Japanese and Korean are set a character at a time: not tracking.
-_CJK = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
 # Of a line's height (the font's box): a gap this much wider than the letters'
 # own is a space between words; letters this close, with no wider gap on the
 # line, are one word (a normal space is wider).
@@ -41,7 +41,7 @@ def tracking_undone(textpage: Any, body: str) -> str:
         start = plain.find(run.group(), cursor)
         if start < 0:  # the body's lines reordered: look from the page's start
             start = plain.find(run.group())
-        if start < 0 or _CJK.search(run.group()):
+        if start < 0 or CJK.search(run.group()):
             continue
         end = start + len(run.group())
         cursor = end

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from tnefparse.tnef import TNEF, TNEFAttachment
 
-from .attachments import UNNAMED, Attached, Attachments, separated
+from .attachments import UNNAMED, Attached, Attachments, names_line, separated
 from .base import (
     CorruptFileError,
     ExtractionResult,
@@ -21,12 +21,13 @@ from .base import (
     TextBuilder,
     join_notes,
 )
+from .formats import WINMAIL
 from .html import html_lines
 from .rtf import read_text
 from .text import decode
 
-_TYPES = ("application/ms-tnef", "application/vnd.ms-tnef")
-SIGNATURE = struct.pack("<I", 0x223E9F78)  # every TNEF stream starts with it
+_TYPES = (WINMAIL.mime_type, *WINMAIL.other_mime_types)
+(SIGNATURE,) = WINMAIL.signatures  # every TNEF stream starts with it
 _DAMAGED = "its Outlook contents (TNEF) cannot be read"
 _BODY_DAMAGED = "Its message body is damaged and was not read; its files were."
 # tnefparse logs the damage it steps over as errors; what matters reaches the note.
@@ -123,7 +124,7 @@ def _lines(
     yield from body
     blocks = [attachments.lines(file) for file in files]
     if files:
-        blocks.append(iter([f"Attachments: {', '.join(f.name for f in files)}"]))
+        blocks.append(names_line(f.name for f in files))
     yield from separated(blocks, after=any(line.strip() for line in body))
 
 
