@@ -27,6 +27,9 @@ class Format:
     label: str  # shown to people, e.g. "Word (DOCX)"
     mime_type: str  # stored on the document
     extensions: tuple[str, ...] = ()  # names that promise this format
+    # Offered by the upload dialog too, promising nothing (".dat" names data of
+    # every kind): the bytes decide.
+    offered_extensions: tuple[str, ...] = ()
     extractor: str = ""  # "module:function" in this package; "" for a refused format
     requires: str = ""  # what to install when the extractor's module is missing
     other_mime_types: tuple[str, ...] = ()  # aliases browsers and mail clients send
@@ -348,6 +351,7 @@ WINMAIL = Format(
     label="Outlook winmail.dat (TNEF)",
     mime_type="application/vnd.ms-tnef",
     extensions=(".tnef",),
+    offered_extensions=(".dat",),  # winmail.dat: the dialog greyed it out
     extractor="winmail:extract_winmail",
     requires="tnefparse and compressed-rtf",
     other_mime_types=("application/ms-tnef",),
@@ -538,7 +542,9 @@ def type_choices() -> list[tuple[str, str]]:
 
 def accept_attribute() -> str:
     """The file input's `accept`: every readable extension and MIME type."""
-    extensions = [ext for fmt in READABLE for ext in fmt.extensions]
+    extensions = [
+        ext for fmt in READABLE for ext in (*fmt.extensions, *fmt.offered_extensions)
+    ]
     mimes = [
         mime for fmt in READABLE for mime in (fmt.mime_type, *fmt.other_mime_types)
     ]

@@ -17,7 +17,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from fpdf import FPDF
 
 from documents.extractors import CorruptFileError, detect_format, extract
-from documents.extractors.formats import WINMAIL
+from documents.extractors.formats import WINMAIL, accept_attribute, by_extension
 from documents.models import Document
 from tests.files import docx_bytes, pdf_bytes, rtf_bytes, tnef_bytes
 
@@ -88,6 +88,8 @@ def test_a_winmail_dat_of_a_damaged_body_still_gives_its_files(tmp_path: Path) -
 
 
 def test_a_winmail_dat_uploads_through_the_form(user_client, media_root) -> None:
+    # Offered by the file dialog (by its ".dat", which promises nothing).
+    assert ".dat" in accept_attribute().split(",") and by_extension("x.dat") is None
     content = tnef_bytes(body="Meter reading 4711")
     response = user_client.post(
         UPLOAD_URL, {"file": SimpleUploadedFile("winmail.dat", content)}
