@@ -42,6 +42,8 @@ from jobqueue.dashboard import (
 from jobqueue.models import (
     ACTIVE_STATUSES,
     FINISHED_STATUSES,
+    MAX_PRIORITY,
+    MIN_PRIORITY,
     PRIORITY_RANGE,
     WAITING_STATUSES,
     ErrorType,
@@ -605,7 +607,13 @@ class QueueItemAdmin(BoundedDeleteMixin, admin.ModelAdmin):
         self._log(request, done, "Stopped")
         lost = sum(pk in orphaned for pk in done)
         parts = []
-        if len(done) > lost or not lost:
+        if not done:
+            # "their workers end them within seconds" of no job at all promised
+            # an end that nothing was sent.
+            parts.append(
+                counted(("Stopped %(count)d job", "Stopped %(count)d jobs"), 0)
+            )
+        elif len(done) > lost:
             parts.append(counted(STOPPED, len(done) - lost))
         if lost:
             text = counted(STOPPED_ORPHANED, lost, seconds=f"{stale_after():g}")
@@ -663,10 +671,14 @@ class QueueItemAdmin(BoundedDeleteMixin, admin.ModelAdmin):
         self, request: HttpRequest, queryset: QuerySet, step: int
     ) -> None:
         total = queryset.count()
-        # Priority only orders waiting jobs; a status is never written here.
-        ids = list(
-            queryset.filter(status__in=WAITING_STATUSES).values_list("pk", flat=True)
-        )
+        # Priority only orders waiting jobs; a status is never written here. A job
+        # already at the limit stays, and its history says nothing was done to it.
+        movable = queryset.filter(status__in=WAITING_STATUSES)
+        if step > 0:
+            movable = movable.filter(priority__lt=MAX_PRIORITY)
+        else:
+            movable = movable.filter(priority__gt=MIN_PRIORITY)
+        ids = list(movable.values_list("pk", flat=True))
         done = QueueManager().shift_priority(ids, step)
         self._log(request, ids, f"Priority {step:+d}")
         head = counted(

@@ -36,12 +36,34 @@ class OperatorsMayView:
     """ModelAdmin mixin: operators see these pages, view permission or not (the
     operator's console is more than the queue items)."""
 
+    def may_look(self, user: Any) -> bool:
+        return is_operator(user)
+
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return super().has_view_permission(request, obj) or is_operator(request.user)
+        return super().has_view_permission(request, obj) or self.may_look(request.user)
 
     def has_module_permission(self, request: HttpRequest) -> bool:
         # Listed on the admin's index too, not only reachable by address.
-        return super().has_module_permission(request) or is_operator(request.user)
+        return super().has_module_permission(request) or self.may_look(request.user)
+
+
+def watches_queue(user: Any) -> bool:
+    """Staff who may look at the queue's items: operators, and view-only staff
+    ("Can view queue item", as the README makes them)."""
+    return (
+        user.is_active
+        and user.is_staff
+        and (is_operator(user) or user.has_perm("jobqueue.view_queueitem"))
+    )
+
+
+class QueueWatchersMayView(OperatorsMayView):
+    """The workers' and the metrics' pages: part of the console that view-only staff
+    may look at (DESIGN: "view-only staff may look, not act"), as the dashboard they
+    see links to them; what they may do there is still each page's permissions'."""
+
+    def may_look(self, user: Any) -> bool:
+        return watches_queue(user)
 
 
 class WorkerStateFilter(admin.SimpleListFilter):
@@ -60,7 +82,7 @@ class WorkerStateFilter(admin.SimpleListFilter):
 
 
 @admin.register(WorkerHeartbeat)
-class WorkerHeartbeatAdmin(BoundedDeleteMixin, OperatorsMayView, admin.ModelAdmin):
+class WorkerHeartbeatAdmin(BoundedDeleteMixin, QueueWatchersMayView, admin.ModelAdmin):
     """Worker threads and their last sign of life."""
 
     list_display = (
@@ -221,7 +243,7 @@ class ExtractorFilter(RecentValuesFilter):
 
 
 @admin.register(ExtractionMetric)
-class ExtractionMetricAdmin(OperatorsMayView, admin.ModelAdmin):
+class ExtractionMetricAdmin(QueueWatchersMayView, admin.ModelAdmin):
     """One row per attempt; history, so read-only."""
 
     list_display = (
