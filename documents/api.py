@@ -10,6 +10,7 @@ import codecs
 import hashlib
 import json
 from collections import Counter
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from django.core.paginator import EmptyPage, InvalidPage
@@ -181,11 +182,7 @@ class BoundedJSONParser(JSONParser):
 def _once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """A JSON object, refused when it gives a name twice: json keeps the last of
     ``{"title": "a", "title": "b"}`` unsaid, as a form's repeated field was."""
-    counts = Counter(name for name, _ in pairs)
-    if repeated := {name: n for name, n in counts.items() if n > 1}:
-        raise APIValidationError(
-            {name: [given_more_than_once(name, n)] for name, n in repeated.items()}
-        )
+    _refuse_repeats(Counter(name for name, _ in pairs), _sent_more_than_once)
     return dict(pairs)
 
 
@@ -375,36 +372,36 @@ class StatusFilter(serializers.ChoiceField):
 SINGLE_VALUED = ("status", "type", "q", "page", "page_size")
 
 
-def refuse_repeated(params) -> None:
-    """A 400 naming each parameter given more than once."""
-    repeated = {
-        name: [
-            f"Give ?{name}= once, not {len(params.getlist(name))} times: the list "
-            "takes one value of each filter (ask once for each value you need)."
-        ]
-        for name in SINGLE_VALUED
-        if len(params.getlist(name)) > 1
-    }
-    if repeated:
+def _refuse_repeats(counts: Mapping[str, int], says: Callable[[str, int], str]) -> None:
+    """A 400 naming each name given more than once (``counts``: how often each
+    was), in the words ``says`` gives it: DRF reads the last and drops the others
+    unsaid."""
+    if repeated := {name: [says(name, n)] for name, n in counts.items() if n > 1}:
         raise APIValidationError(repeated)
 
 
-def given_more_than_once(name: str, times: int) -> str:
+def refuse_repeated(params) -> None:
+    """A 400 naming each of the list's parameters given more than once."""
+    _refuse_repeats(
+        {name: len(params.getlist(name)) for name in SINGLE_VALUED},
+        lambda name, n: (
+            f"Give ?{name}= once, not {n} times: the list takes one value of each "
+            "filter (ask once for each value you need)."
+        ),
+    )
+
+
+def _sent_more_than_once(name: str, times: int) -> str:
     return f"Send “{name}” once, not {times} times."
 
 
 def refuse_repeated_fields(data: object, names: tuple[str, ...]) -> None:
-    """A 400 naming each field of a form body given more than once: the serializer
-    read the last of ``priority=5&priority=-5`` and dropped the others unsaid."""
-    if not hasattr(data, "getlist"):
-        return  # a JSON object: one value a name
-    repeated = {
-        name: [given_more_than_once(name, len(data.getlist(name)))]
-        for name in names
-        if len(data.getlist(name)) > 1
-    }
-    if repeated:
-        raise APIValidationError(repeated)
+    """A 400 naming each field of a form body given more than once
+    (``priority=5&priority=-5``); a JSON body's are refused as it is parsed."""
+    if hasattr(data, "getlist"):
+        _refuse_repeats(
+            {name: len(data.getlist(name)) for name in names}, _sent_more_than_once
+        )
 
 
 class ListQuery(serializers.Serializer):
