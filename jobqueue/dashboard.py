@@ -256,17 +256,6 @@ def dashboard_view(model_admin: ModelAdmin, request: HttpRequest) -> HttpRespons
     return TemplateResponse(request, "admin/jobqueue/dashboard.html", context)
 
 
-def already_message() -> str:
-    """What a pause or resume that changed nothing says: the switch as it is, and
-    who paused it and since when (as ``pause_queue`` says it)."""
-    control = QueueControl.current()
-    if control is None or not control.paused:
-        return "Processing was already running; nothing changed."
-    by = f"by {control.changed_by}, " if control.changed_by else ""
-    since = timestamp(control.changed_at)
-    return f"Processing was already paused ({by}since {since}); nothing changed."
-
-
 def pause_view(model_admin: ModelAdmin, request: HttpRequest) -> HttpResponse:
     """Pause or resume all processing (POST ``paused=1`` or ``paused=0``)."""
     if request.method != "POST":
@@ -279,7 +268,11 @@ def pause_view(model_admin: ModelAdmin, request: HttpRequest) -> HttpResponse:
     if not QueueControl.set_paused(paused, by=request.user.get_username()):
         # A second click, or two operators at once: the switch, and who paused it
         # and when, are as they were; "Processing paused" said this click did it.
-        model_admin.message_user(request, already_message(), messages.INFO)
+        control = QueueControl.objects.get(pk=1)
+        message = (
+            f"{control.unchanged(timestamp(control.changed_at))}; nothing changed."
+        )
+        model_admin.message_user(request, message, messages.INFO)
         return redirect("admin:jobqueue_dashboard")
     model_admin.message_user(
         request,

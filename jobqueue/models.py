@@ -438,6 +438,15 @@ class QueueControl(models.Model):
     def __str__(self) -> str:
         return "paused" if self.paused else "running"
 
+    def unchanged(self, changed_at: str) -> str:
+        """What a pause or resume that changed nothing says: the switch as it is,
+        and who paused it and since when (``changed_at``, as the caller shows
+        times), for whoever must ask them."""
+        if not self.paused:
+            return f"Processing was already {self}"
+        by = f"by {self.changed_by}, " if self.changed_by else ""
+        return f"Processing was already {self} ({by}since {changed_at})"
+
     @classmethod
     def is_paused(cls) -> bool:
         return cls.objects.filter(pk=1, paused=True).exists()

@@ -35,8 +35,5 @@ class Command(BaseCommand):
             self.stdout.write(self.done)
             return
         control = QueueControl.objects.get(pk=1)
-        since = ""
-        if control.paused:  # who paused it, for whoever must ask them
-            by = f"by {control.changed_by}, " if control.changed_by else ""
-            since = f" ({by}since {control.changed_at:%Y-%m-%d %H:%M} UTC)"
-        self.stdout.write(f"Processing was already {control}{since}.")
+        changed_at = f"{control.changed_at:%Y-%m-%d %H:%M} UTC"
+        self.stdout.write(f"{control.unchanged(changed_at)}.")
