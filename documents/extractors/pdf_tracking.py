@@ -71,12 +71,11 @@ def _words(textpage: Any, start: int, run: str) -> tuple[str, float] | None:
     holds, gaps all alike and wide)."""
     gaps, height = [], 0.0
     for space in range(start + 1, start + len(run), 2):
-        if not pdfium_c.FPDFText_IsGenerated(textpage, space):
+        if (around := _around(textpage, space)) is None:
             return None
-        left = textpage.get_charbox(space - 1, loose=True)
-        right = textpage.get_charbox(space + 1, loose=True)
-        gaps.append(right[0] - left[2])
-        height = max(height, left[3] - left[1], right[3] - right[1])
+        gap, tallest = around
+        gaps.append(gap)
+        height = max(height, tallest)
     narrow = min(gaps)
     if narrow < 0 or height <= 0:
         return None
@@ -105,8 +104,15 @@ def _joins(textpage: Any, plain: str, space: int, widest: float, side: int) -> b
         letters, at = letters + 1, at + side
     if letters > _KERNED:
         return False
+    around = _around(textpage, space)
+    return around is not None and 0 <= around[0] <= widest
+
+
+def _around(textpage: Any, space: int) -> tuple[float, float] | None:
+    """The gap between the letters either side of the space at ``space``, and the
+    taller one's height; None when the space is the PDF's own, not made up."""
     if not pdfium_c.FPDFText_IsGenerated(textpage, space):
-        return False
+        return None
     left = textpage.get_charbox(space - 1, loose=True)
     right = textpage.get_charbox(space + 1, loose=True)
-    return 0 <= right[0] - left[2] <= widest
+    return right[0] - left[2], max(left[3] - left[1], right[3] - right[1])
