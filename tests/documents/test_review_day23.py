@@ -7,26 +7,7 @@ from pathlib import Path
 from fpdf import FPDF
 
 from documents.extractors import extract
-
-
-def tracked_heading(path: Path, words: list[list[str]], tracking: float) -> Path:
-    """A page whose first line is drawn a piece at a time (a letter, or a pair a
-    font kerns closer and PDFium spaces no further apart), ``tracking`` ems apart
-    and without space characters; then a line of ordinary text."""
-    size = 14
-    pdf = FPDF()
-    pdf.set_font("helvetica", size=size)
-    pdf.add_page()
-    extra = tracking * size * 25.4 / 72  # ems in millimetres
-    x = 20.0
-    for word in words:
-        for piece in word:
-            pdf.text(x, 30, piece)
-            x += pdf.get_string_width(piece) + extra
-        x += pdf.get_string_width(" ") + extra
-    pdf.text(20, 50, "Body text follows here.")
-    pdf.output(str(path))
-    return path
+from tests.documents.test_unseen_producers import placed_letters, write
 
 
 def test_letter_spacing_with_a_kerned_pair_is_read_as_whole_words(
@@ -36,7 +17,9 @@ def test_letter_spacing_with_a_kerned_pair_is_read_as_whole_words(
     # came closer (Chrome's letter-spacing of 0.12 em does it), the run of single
     # letters began after it, and the words were cut: "Sp aced heading wo rds".
     words = [["Sp", *"aced"], [*"heading"], ["wo", *"rds"], [*"here"]]
-    path = tracked_heading(tmp_path / "tracked.pdf", words, 0.2)
+    # Each piece drawn on its own: a letter, or a pair a font kerns closer and
+    # PDFium spaces no further apart.
+    path = write(tmp_path, "tracked.pdf", placed_letters(words, 0.2))
     assert extract(path).text.splitlines() == [
         "Spaced heading words here",
         "Body text follows here.",

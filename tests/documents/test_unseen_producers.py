@@ -134,18 +134,21 @@ def test_a_winmail_dat_passed_on_under_another_name_is_taken_apart(
 # --- Letters spaced apart (tracking) ----------------------------------------------
 
 
-def placed_letters(words: list[str], tracking: float, size: int = 14) -> bytes:
-    """A page whose first line is drawn a letter at a time, ``tracking`` ems apart
-    and without space characters; then a line of ordinary text."""
+def placed_letters(
+    words: list[str] | list[list[str]], tracking: float, size: int = 14
+) -> bytes:
+    """A page whose first line is drawn a letter at a time (or a piece at a time,
+    for a word given as its pieces), ``tracking`` ems apart and without space
+    characters; then a line of ordinary text."""
     pdf = FPDF()
     pdf.set_font("helvetica", size=size)
     pdf.add_page()
     extra = tracking * size * 25.4 / 72  # ems in millimetres
     x = 20.0
     for word in words:
-        for letter in word:
-            pdf.text(x, 30, letter)
-            x += pdf.get_string_width(letter) + extra
+        for piece in word:
+            pdf.text(x, 30, piece)
+            x += pdf.get_string_width(piece) + extra
         x += pdf.get_string_width(" ") + extra
     pdf.text(20, 50, "Body text follows here.")
     return bytes(pdf.output())
