@@ -10,7 +10,8 @@ import codecs
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from django.core.paginator import EmptyPage, InvalidPage
@@ -43,7 +44,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.utils import json as drf_json
 from rest_framework.utils.urls import replace_query_param
+from rest_framework.views import APIView
 
+from documents import views
 from documents.access import (
     LimitReached,
     UploadRateThrottle,
@@ -85,6 +88,9 @@ from jobqueue.models import ACTIVE_STATUSES, Status
 
 # When a caller over USER_MAX_ACTIVE_JOBS may try again: by then some will have run.
 ACTIVE_JOBS_RETRY_SECONDS = 60
+# When an upload the database refused (503: a lock, a deadlock, a restart) may be
+# sent again; HTTP clients' retries (urllib3's Retry) wait for Retry-After on a 503.
+NOT_STORED_RETRY_SECONDS = 5
 # JSON or a urlencoded form cannot carry a file: say how to send one.
 UPLOAD_AS_MULTIPART = (
     "Send the upload as multipart/form-data, the file in the field “file” "
@@ -163,6 +169,10 @@ class BoundedJSONParser(JSONParser):
 
     def parse(self, stream, media_type=None, parser_context=None):
         encoding = get_encoding(parser_context or {})
+        if codecs.lookup(encoding).name == "utf-8":
+            # A UTF-8 byte order mark is skipped (RFC 8259 allows it): Windows
+            # PowerShell's "UTF8" files begin with one, and json refused it.
+            encoding = "utf-8-sig"
         try:
             return json.load(
                 codecs.getreader(encoding)(stream),
@@ -218,6 +228,14 @@ def _not_json(cause: BaseException | None) -> str:
 BODY_PARSERS = [BoundedJSONParser, FormParser, ReadableMultiPartParser]
 
 
+# The 202 of an upload and of a reprocess: where the document's status is polled.
+POLL_LOCATION = OpenApiParameter(
+    "Location",
+    OpenApiTypes.STR,
+    OpenApiParameter.HEADER,
+    response=[202],
+    description="The document's address (its status_url's path), to poll.",
+)
 IF_MATCH = OpenApiParameter(
     "If-Match",
     OpenApiTypes.STR,
@@ -235,9 +253,22 @@ def _document(request: Request, pk: int, *, text: bool = False) -> Document:
     try:
         return documents.get(pk=pk)
     except Document.DoesNotExist:
-        raise NotFound(
-            f"There is no document {pk}, or it is not one you may see."
-        ) from None
+        raise _no_document(pk) from None
+
+
+def _no_document(pk: int) -> NotFound:
+    return NotFound(f"There is no document {pk}, or it is not one you may see.")
+
+
+@contextmanager
+def _gone_is_404(document: Document) -> Iterator[None]:
+    """A change to a document that another request deleted meanwhile (a script's
+    DELETE beside its PATCH or reprocess) is a 404, as it would have been a moment
+    later, not a server error."""
+    try:
+        yield
+    except Document.DoesNotExist:
+        raise _no_document(document.pk) from None
 
 
 class UploadNotKept(APIException):
@@ -250,6 +281,8 @@ class UploadNotKept(APIException):
             url = reverse("api:document", args=[refusal.existing.pk])
             message += f" It is {url}; send allow_duplicates=true to keep it again."
         super().__init__(detail=message, code=refusal.code)
+        if self.status_code == status.HTTP_503_SERVICE_UNAVAILABLE:
+            self.wait = NOT_STORED_RETRY_SECONDS  # DRF sends it as Retry-After
 
 
 PAST_ANY_PAGE = 10**18
@@ -391,6 +424,24 @@ def refuse_repeated(params) -> None:
     )
 
 
+# What else the list's address takes in its query: DRF's ?format= (json only).
+LIST_PARAMETERS = (*SINGLE_VALUED, "format")
+
+
+def refuse_unknown(params) -> None:
+    """A 400 naming each of the list's parameters that it does not take: DRF ignores
+    them, so ``?stauts=failed``, ``?tag=`` or ``?ordering=`` answered every document
+    as if it were the list asked for, and a script acting on it acted on them all."""
+    takes = or_list([f"?{name}=" for name in SINGLE_VALUED], "and")
+    if unknown := [name for name in params if name not in LIST_PARAMETERS]:
+        raise APIValidationError(
+            {
+                name: [f"The list takes no ?{shown(name)}=: it takes {takes}."]
+                for name in unknown
+            }
+        )
+
+
 def _sent_more_than_once(name: str, times: int) -> str:
     return f"Send “{name}” once, not {times} times."
 
@@ -472,6 +523,7 @@ class DocumentList(generics.ListAPIView):
     request_serializers = {"POST": UploadSerializer}
 
     def query(self) -> dict:
+        refuse_unknown(self.request.query_params)
         refuse_repeated(self.request.query_params)
         query = ListQuery(data=self.request.query_params)
         query.is_valid(raise_exception=True)
@@ -538,15 +590,7 @@ class DocumentList(generics.ListAPIView):
     @extend_schema(
         request={"multipart/form-data": UploadSerializer},
         responses={202: DocumentSerializer},
-        parameters=[
-            OpenApiParameter(
-                "Location",
-                OpenApiTypes.STR,
-                OpenApiParameter.HEADER,
-                response=[202],
-                description="The new document's address (its status_url's path).",
-            )
-        ],
+        parameters=[POLL_LOCATION],
     )
     def post(self, request: Request) -> Response:
         """Upload one file (multipart field ``file``); queued at once (202)."""
@@ -718,13 +762,45 @@ class DocumentDetail(generics.GenericAPIView):
         )
         if not form.is_valid():
             raise APIValidationError(form.errors)
-        document_update_details(
-            document=document,
-            title=form.cleaned_data["title"],
-            tag_names=form.cleaned_data["tags"],
-        )
-        document.refresh_from_db(fields=["title", "updated_at"])
+        with _gone_is_404(document):
+            document_update_details(
+                document=document,
+                title=form.cleaned_data["title"],
+                tag_names=form.cleaned_data["tags"],
+            )
+            document.refresh_from_db(fields=["title", "updated_at"])
         return Response(DocumentSerializer(document, context={"request": request}).data)
+
+
+class FileAnswer(DefaultContentNegotiation):
+    """The file goes as what it is, whatever ``Accept`` names (a script may ask for
+    ``application/pdf``); JSON is for its errors."""
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
+class DocumentFile(APIView):
+    """The document's file as it was uploaded, for a token as for a session: the
+    site's download (documents.views.download) wants a login, and sent a script
+    to the HTML login page."""
+
+    content_negotiation_class = FileAnswer
+
+    @extend_schema(
+        responses={(200, "application/octet-stream"): OpenApiTypes.BINARY},
+    )
+    def get(self, request: Request, pk: int) -> HttpResponseBase:
+        """The original file (``Content-Disposition: attachment``, with its name)."""
+        _document(request, pk)  # another's or an unknown id: the API's own 404
+        try:
+            # DRF's authentication set the user on Django's request as well.
+            return views.download(request._request, pk=pk)
+        except Http404:
+            raise NotFound(
+                f"The file of document {pk} is missing from the server's storage: "
+                "tell an operator (manage.py check_storage lists such documents)."
+            ) from None
 
 
 class DocumentReprocess(generics.GenericAPIView):
@@ -736,7 +812,11 @@ class DocumentReprocess(generics.GenericAPIView):
     metadata_class = RequestMetadata
     request_serializers = {"POST": PrioritySerializer}
 
-    @extend_schema(request=PrioritySerializer, responses={202: DocumentSerializer})
+    @extend_schema(
+        request=PrioritySerializer,
+        responses={202: DocumentSerializer},
+        parameters=[POLL_LOCATION],
+    )
     def post(self, request: Request, pk: int) -> Response:
         """Queue the document again and answer at once (202). While an extraction
         of it (its first, or a reprocess) is waiting, that one reads it anew: 202
@@ -754,13 +834,19 @@ class DocumentReprocess(generics.GenericAPIView):
             # A waiting or running document adds no job (202, or 409 below): the
             # active-job limit is no reason to refuse it.
             _check_active_jobs(request)
-        if document_reprocess(document=document, priority=priority) is None:
-            document.refresh_from_db(fields=["status"])
-            if document.status == Status.PROCESSING:
-                raise AlreadyQueued(
-                    f"“{document}” is being processed; its status URL shows when "
-                    "it is done, and it may be reprocessed then."
-                )
+        with _gone_is_404(document):
+            queued = document_reprocess(document=document, priority=priority)
+            if queued is None:
+                document.refresh_from_db(fields=["status"])
+        if queued is None and document.status == Status.PROCESSING:
+            raise AlreadyQueued(
+                f"“{document}” is being processed; its status URL shows when "
+                "it is done, and it may be reprocessed then."
+            )
+        # Where to poll, as the upload's 202 says it (RFC 9110: a 202 points to
+        # the request's status monitor).
         return Response(
-            self.get_serializer(document).data, status=status.HTTP_202_ACCEPTED
+            self.get_serializer(document).data,
+            status=status.HTTP_202_ACCEPTED,
+            headers={"Location": reverse("api:document", args=[document.pk])},
         )

@@ -27,7 +27,7 @@ from django.http import (
     HttpResponsePermanentRedirect,
     JsonResponse,
 )
-from django.http.multipartparser import MultiPartParserError
+from django.http.multipartparser import MAX_TOTAL_HEADER_SIZE, MultiPartParserError
 from django.template.defaultfilters import filesizeformat
 from django.urls import resolve
 from django.views import csrf, defaults
@@ -53,6 +53,13 @@ def not_multipart(cause: BaseException | None) -> str:
     a script that sets ``Content-Type: multipart/form-data`` by hand, without the
     boundary its HTTP client would have added."""
     reason = str(cause or "").strip() or "it could not be read"
+    if reason == "Request max total header size exceeded.":
+        # Django's limit on a part's headers: a long file name, not a bad boundary.
+        return (
+            "A part of the multipart body has headers over "
+            f"{MAX_TOTAL_HEADER_SIZE:,} bytes, most likely for a very long file "
+            "name: send the file under a shorter name."
+        )
     return (
         f"The multipart body could not be read ({reason[:1].lower()}{reason[1:]}): "
         "let your HTTP client write the Content-Type header with its boundary, as "

@@ -57,7 +57,8 @@ BODY_ERRORS = {
 }
 UPLOAD_ERRORS = {
     "409": "You already uploaded this content (send allow_duplicates=true).",
-    "503": "The database did not accept the upload; nothing was kept. Try again.",
+    "503": "The database did not accept the upload; nothing was kept. Try again "
+    "after Retry-After.",
     "507": "The server's storage is full; nothing was kept.",
 }
 
@@ -113,9 +114,13 @@ def add_error_responses(result: dict, generator, request, public) -> dict:
                 operation["responses"].setdefault(
                     code, {"description": description, "content": ref}
                 )
-            # DRF sends it with every 429 (throttles and the active-job limit).
-            operation["responses"]["429"].setdefault("headers", {})["Retry-After"] = {
-                "schema": {"type": "integer"},
-                "description": "Seconds to wait before trying again.",
-            }
+            # DRF sends it with every 429 (throttles and the active-job limit), and
+            # with an upload's 503 (documents.api.UploadNotKept).
+            for code in ("429", "503"):
+                if code in operation["responses"]:
+                    answer = operation["responses"][code]
+                    answer.setdefault("headers", {})["Retry-After"] = {
+                        "schema": {"type": "integer"},
+                        "description": "Seconds to wait before trying again.",
+                    }
     return result

@@ -34,6 +34,7 @@ urlpatterns = [
     *both(
         "documents/<int:pk>/reprocess/", api.DocumentReprocess.as_view(), "reprocess"
     ),
+    *both("documents/<int:pk>/file/", api.DocumentFile.as_view(), "file"),
     path("schema/", SchemaView.as_view(), name="schema"),
     # The split view serves its start-up script as a file: no inline script for CSP.
     path("docs/", DocsView.as_view(url_name="api:schema"), name="docs"),

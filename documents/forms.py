@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django import forms
@@ -75,6 +76,17 @@ class UploadForm(forms.Form):
 MAX_TAGS = 20
 MAX_TAG_CHARS = 50  # Tag.name's length
 
+# Control characters, and those that reorder the text around them (bidi embeddings,
+# overrides, isolates: "\u202efdp.exe" shows as "exe.pdf"): a title is shown where the
+# file name was, which is kept without them (documents.uploads), and so is a tag.
+UNSHOWN = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def shown_text(raw: str) -> str:
+    """A title or tag as kept: spaces collapsed, controls and bidi overrides gone."""
+    words = (UNSHOWN.sub("", word) for word in raw.split())
+    return " ".join(word for word in words if word)
+
 
 def tag_names(raw_names: list[str]) -> list[str]:
     """The tags as kept: spaces collapsed, empty ones dropped, one of each name in
@@ -82,7 +94,7 @@ def tag_names(raw_names: list[str]) -> list[str]:
     and the API's PATCH both say it so."""
     names: dict[str, str] = {}
     for raw in raw_names:
-        name = " ".join(raw.split())
+        name = shown_text(raw)
         if len(name) > MAX_TAG_CHARS:
             raise ValidationError(
                 f"“{name[:MAX_TAG_CHARS]}…” is longer than {MAX_TAG_CHARS} characters."
@@ -112,7 +124,7 @@ class DocumentDetailsForm(forms.Form):
     )
 
     def clean_title(self) -> str:
-        return " ".join(self.cleaned_data["title"].split())
+        return shown_text(self.cleaned_data["title"])
 
     def clean_tags(self) -> list[str]:
         return tag_names(self.cleaned_data["tags"].split(","))

@@ -17,7 +17,7 @@ from documents.extractors.formats import accepted_labels, by_mime_type, label_fo
 from documents.forms import MAX_TAG_CHARS, MAX_TAGS, DocumentDetailsForm, tag_names
 from documents.models import Document
 from documents.uploads import CheckedUpload, check_upload
-from jobqueue.models import MAX_PRIORITY, MIN_PRIORITY, PRIORITY_RANGE
+from jobqueue.models import MAX_PRIORITY, MIN_PRIORITY, PRIORITY_RANGE, ErrorType
 
 # DRF's stock words ("This field may not be null.", "Expected a list of items but
 # got type "str".") said for people: what the field takes.
@@ -61,6 +61,12 @@ class BlankAsNull(serializers.CharField):
         return value or None
 
 
+@extend_schema_field({"type": "string", "enum": [*ErrorType.values, None]})
+class ErrorTypeField(BlankAsNull):
+    """``error_type``: one of the queue's error types, which the schema lists (a
+    client generated from it gets an enum, not any string), or null."""
+
+
 class DocumentSerializer(serializers.ModelSerializer):
     """A document as lists show it: everything but the text."""
 
@@ -81,7 +87,7 @@ class DocumentSerializer(serializers.ModelSerializer):
     status_url = serializers.SerializerMethodField(
         help_text="Where to poll this document's status."
     )
-    error_type = BlankAsNull(
+    error_type = ErrorTypeField(
         help_text="Why it failed: timeout, corruption, extractor_missing, "
         "unsupported or unknown; null unless it failed."
     )

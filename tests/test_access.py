@@ -192,8 +192,16 @@ PROJECT: dict[str, list[Case]] = {
             "post",
         ),
     ],
+    # The original file, for a token as for a session (another's: 404).
+    "api:file": [
+        Case(lambda w: f"/api/documents/{_doc(w)}/file/", api(200, 404)),
+        Case(lambda w: f"/api/documents/{_doc(w)}/file/", api(405), "post"),
+    ],
     # The same endpoints without the trailing slash (a POST cannot be redirected).
     "api/documents": [Case(lambda w: "/api/documents", api())],
+    "api/documents/<int:pk>/file": [
+        Case(lambda w: f"/api/documents/{_doc(w)}/file", api(200, 404))
+    ],
     "api/documents/<int:pk>": [
         Case(lambda w: f"/api/documents/{_doc(w)}", api(200, 404))
     ],

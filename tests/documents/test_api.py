@@ -250,6 +250,7 @@ def test_the_schema_validates_and_describes_every_endpoint(tmp_path):
         "/api/documents/": ["get", "post"],
         "/api/documents/{id}/": ["delete", "get", "patch"],
         "/api/documents/{id}/reprocess/": ["post"],
+        "/api/documents/{id}/file/": ["get"],
     }
     schemes = schema["components"]["securitySchemes"]
     assert schemes["bearerAuth"] == {"type": "http", "scheme": "bearer"}
