@@ -112,7 +112,7 @@ def document_create(
                 # locked on PostgreSQL; SQLite's writers take turns from BEGIN):
                 # two copies sent at once (a double click, a client's retry)
                 # both passed the look above.
-                get_user_model().objects.select_for_update().only("pk").get(pk=owner.pk)
+                _take_owners_turn({owner.pk})
                 _refuse_duplicate(owner=owner, upload=upload, sha256=sha256)
             document.save()
             queue = DocumentQueueService()
@@ -172,8 +172,16 @@ def _raise_refusal(error: BaseException, filename: str) -> None:
 
 def document_reprocess(*, document: Document, priority: int = 0) -> int | None:
     """Queue the document again; None while an extraction of it (its first, or a
-    reprocess) is waiting or running: the queue keeps one of that work active."""
-    job_id = DocumentQueueService().enqueue(document.pk, Operation.REPROCESS, priority)
+    reprocess) is waiting or running: the queue keeps one of that work active.
+    Raises ``Document.DoesNotExist`` if another request has just deleted it."""
+    try:
+        job_id = DocumentQueueService().enqueue(
+            document.pk, Operation.REPROCESS, priority
+        )
+    except ValueError:  # the queue's "There is no document"
+        if Document.objects.filter(pk=document.pk).exists():
+            raise
+        raise Document.DoesNotExist(f"Document {document.pk} was deleted.") from None
     document.refresh_from_db(
         fields=["status", "error_type", "error_message", "updated_at"]
     )
@@ -216,6 +224,7 @@ def document_delete_many(*, documents: Iterable[Document]) -> None:
                 )
 
     with transaction.atomic():
+        _take_owners_turn({document.owner_id for document in gone})
         Document.objects.filter(pk__in=[document.pk for document in gone]).delete()
         for owner_id in {document.owner_id for document in gone}:
             _drop_unused_tags(owner_id)
@@ -225,8 +234,12 @@ def document_delete_many(*, documents: Iterable[Document]) -> None:
 def document_update_details(
     *, document: Document, title: str, tag_names: list[str]
 ) -> None:
-    """Set the owner's title and tags; tags are the owner's own, made on first use."""
+    """Set the owner's title and tags; tags are the owner's own, made on first use.
+    Raises ``Document.DoesNotExist`` if another request has just deleted it."""
     with transaction.atomic():
+        _take_owners_turn({document.owner_id})
+        if not Document.objects.filter(pk=document.pk).exists():
+            raise Document.DoesNotExist(f"Document {document.pk} was deleted.")
         tags = [
             Tag.objects.get_or_create(
                 owner_id=document.owner_id, name__iexact=name, defaults={"name": name}
@@ -241,6 +254,21 @@ def document_update_details(
         document.save(update_fields=fields)
         document.tags.set(tags)
         _drop_unused_tags(document.owner_id)
+
+
+def _take_owners_turn(owner_ids: set[int]) -> None:
+    """Lock the owners' rows (PostgreSQL; SQLite's writers take turns from BEGIN),
+    in one order, before their documents' tags change: two edits, or an edit and a
+    delete, of one owner's documents at once had one request drop an unused tag that
+    the other was linking (a foreign-key error), or take their rows' locks in
+    opposite orders (a deadlock)."""
+    list(
+        get_user_model()
+        .objects.select_for_update()
+        .filter(pk__in=owner_ids)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
 
 
 def _drop_unused_tags(owner_id: int) -> None:
