@@ -61,6 +61,11 @@ _BREAKS_ONLY = re.compile(
     r"white-space(-collapse)?\s*:\s*(pre-line|preserve-breaks)", re.I
 )
 _CELLS = {"td", "th"}  # a space between cells of a row
+# An <input>'s value is shown in its box (a saved page's filled-in form), or on
+# its button; not these kinds' (dots, a tick, a colour, a slider, a file name).
+_VALUE_NOT_SHOWN = {
+    "hidden", "password", "checkbox", "radio", "file", "image", "color", "range",
+}  # fmt: skip
 _SPACES = re.compile(r"[ \t\r\f\v\u00a0]+")
 _DECLARED = re.compile(  # <meta charset=...>, http-equiv's charset=, <?xml encoding=
     rb"""<meta[^>]+charset\s*=\s*["']?([\w.:-]+)|<\?xml[^>]+encoding\s*=\s*["']([\w.:-]+)""",
@@ -140,6 +145,12 @@ def html_lines(
     for element in [*root.iter(*_INVISIBLE), *hidden]:  # not while iterating the tree
         if element.getparent() is not None:  # not inside one dropped already
             element.drop_tree()
+    for field in root.iter("input"):
+        kind = (field.get("type") or "text").strip().lower()
+        if field.get("value", "").strip() and kind not in _VALUE_NOT_SHOWN:
+            field.text = field.get("value")
+            if not (field.tail or "")[:1].isspace():  # two boxes side by side
+                field.tail = " " + (field.tail or "")
     _keep_whitespace(root)
     # A line break in the markup is a space to a browser (LibreOffice's and mail
     # programs' HTML wrap paragraphs at 80 columns): only blocks end lines.

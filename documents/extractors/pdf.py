@@ -116,6 +116,7 @@ class _Page:
     damaged: bool = False
     ocr_confidence: float | None = None  # set when the body is OCR's reading
     turned: bool = False  # OCR read it turned upright (a scan on its side)
+    attaches_files: bool = False  # a paperclip comment (FileAttachment annotation)
 
     @property
     def text(self) -> str:
@@ -127,13 +128,16 @@ def extract_pdf(
 ) -> ExtractionResult:
     """Extract a PDF's text; pages without usable text are OCRed (``ocr_mode``).
     Then the files embedded in it: named, and the documents among them read."""
-    return with_embedded_files(path, _pages_text(path, options), options)
+    annotated: list[int] = []  # pages with files attached to their annotations
+    result = _pages_text(path, options, annotated)
+    return with_embedded_files(path, result, options, annotated)
 
 
 def _pages_text(
-    path: str | os.PathLike[str], options: ExtractOptions
+    path: str | os.PathLike[str], options: ExtractOptions, annotated: list[int]
 ) -> ExtractionResult:
-    """The text of the PDF's pages."""
+    """The text of the PDF's pages; ``annotated`` is given the indices of those
+    with files attached to their annotations (read in "auto" only, as comments)."""
     engine = options.pdf_engine
     if engine not in PDF_ENGINES:
         raise ValueError(f"unknown PDF engine {engine!r}; choose one of {PDF_ENGINES}")
@@ -148,6 +152,7 @@ def _pages_text(
         return _with_ocr(path, pages, total, "pdfplumber", options)
     try:
         pages, total, repaired = _pdfium_document(path, options)
+        annotated += [i for i, page in enumerate(pages) if page.attaches_files]
     except CorruptFileError as exc:
         if engine != "auto" or isinstance(exc, EncryptedFileError):
             raise
@@ -538,7 +543,7 @@ def _pdfium_page(doc: Any, index: int, *, auto: bool) -> tuple[_Page, bool]:
             return result, False
         unmapped = _unmapped_share(textpage, count)
         result.dubious += unmapped * len(body.strip())
-        result.extra = _annotation_text(doc, page)
+        result.extra, result.attaches_files = _annotation_text(doc, page)
         result.stamped_scan = (
             len(body.strip()) <= _STAMP_CHARS and _image_share(page) >= _SCANNED_SHARE
         )
@@ -1755,10 +1760,12 @@ def _text_in_rows(lines: list[_Line], box: Callable[[int], _Box]) -> str:
     return "\r\n".join(out)
 
 
-def _annotation_text(doc: Any, page: Any) -> str:
+def _annotation_text(doc: Any, page: Any) -> tuple[str, bool]:
     """Comments (on notes, highlights, shapes, stamps...), free-text boxes and the
-    values of filled-in form fields: not in the page's text."""
+    values of filled-in form fields: not in the page's text. The flag says a
+    comment holds a file (pdf_files reads those)."""
     found: dict[tuple[str, str], None] = {}  # (field name, text), in page order
+    attaches_files = False
     form = doc.formenv
     for k in range(pdfium_c.FPDFPage_GetAnnotCount(page)):
         annot = pdfium_c.FPDFPage_GetAnnot(page, k)
@@ -1766,6 +1773,7 @@ def _annotation_text(doc: Any, page: Any) -> str:
             continue
         try:
             kind = pdfium_c.FPDFAnnot_GetSubtype(annot)
+            attaches_files |= kind == pdfium_c.FPDF_ANNOT_FILEATTACHMENT
             name = value = ""
             if kind in _COMMENTED:
                 value = _utf16(pdfium_c.FPDFAnnot_GetStringValue, annot, b"Contents")
@@ -1785,7 +1793,7 @@ def _annotation_text(doc: Any, page: Any) -> str:
         value = value.replace("\r\n", "\n").replace("\r", "\n").strip()
         if value:
             found[name, value] = None
-    return "\n".join(value for _, value in found)
+    return "\n".join(value for _, value in found), attaches_files
 
 
 def _utf16(func: Any, *args: Any) -> str:

@@ -1,6 +1,7 @@
 """Files embedded in a PDF (its Attachments panel, the EmbeddedFiles name tree: a
-ZUGFeRD or Factur-X invoice's XML, a portfolio's documents): named after the pages'
-text, and the documents among them read as an e-mail's attachments are.
+ZUGFeRD or Factur-X invoice's XML, a portfolio's documents; and files attached to
+comments, Acrobat's paperclip, which are in no tree): named after the pages' text,
+and the documents among them read as an e-mail's attachments are.
 
 PDFium says whether there are any; pdfminer lists them and hands over their raw
 streams, inflated here within MAX_ATTACHMENT_BYTES: PDFium only inflates a stream
@@ -8,17 +9,20 @@ whole, and a small PDF may hold gigabytes of zeros."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 import os
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, BinaryIO
 
 import pypdfium2 as pdfium
 from pdfminer.pdfdocument import PDFDocument
+from pdfminer.pdfpage import PDFPage
 from pdfminer.pdfparser import PDFParser
 from pdfminer.pdftypes import LITERALS_FLATE_DECODE, PDFObjRef, PDFStream, resolve1
+from pdfminer.psparser import LIT
 from pdfminer.utils import decode_text
 
 from . import attachments
@@ -27,6 +31,7 @@ from .base import ExtractionResult, ExtractOptions, TextBuilder, join_notes
 
 # A name tree's nodes: more is a damaged (or looping) tree, not a real PDF's.
 _MAX_TREE_NODES = 10_000
+_FILE_ATTACHMENT = LIT("FileAttachment")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -38,19 +43,25 @@ class _Embedded:
 
 
 def with_embedded_files(
-    path: str | os.PathLike[str], result: ExtractionResult, options: ExtractOptions
+    path: str | os.PathLike[str],
+    result: ExtractionResult,
+    options: ExtractOptions,
+    annotated: Sequence[int] = (),
 ) -> ExtractionResult:
     """The pages' result, followed by the text of the documents embedded in the PDF
-    and the names of all its embedded files."""
+    and the names of all its embedded files; ``annotated``: the indices of pages
+    with files attached to comments."""
     if len(result.text) >= options.max_chars:
         return result  # no room left: not even opened
     names = _names(path)
-    if not names:
+    if not names and not annotated:
         return result
     reader = Attachments(options)
     text = TextBuilder(options.max_chars)
     with open(path, "rb") as fh:
-        files = _embedded_files(fh) or [_Embedded(name) for name in names]
+        files = _embedded_files(fh, names, annotated)
+        if not files:
+            return result
         text.extend(_lines(result.text, files, reader))
     return dataclasses.replace(
         result,
@@ -84,25 +95,60 @@ def _names(path: str | os.PathLike[str]) -> list[str]:
         doc.close()
 
 
-def _embedded_files(fh: BinaryIO) -> list[_Embedded]:
-    """The files in the EmbeddedFiles name tree, each once (many names may point at
-    one); none when pdfminer cannot read the tree: then PDFium's names only."""
+def _embedded_files(
+    fh: BinaryIO, names: list[str], annotated: Sequence[int]
+) -> list[_Embedded]:
+    """The files in the EmbeddedFiles name tree, then those attached to comments,
+    each once (many names and comments may point at one). When pdfminer cannot
+    read the tree: PDFium's ``names`` of its files, named only."""
     try:
         document = PDFDocument(PDFParser(fh))
-        tree = resolve1(resolve1(document.catalog["Names"])["EmbeddedFiles"])
-        files, seen = [], set()
-        for spec in map(resolve1, _tree_values(tree)):
-            streams = resolve1(spec.get("EF")) or {}
-            stream = streams.get("UF") or streams.get("F")
-            if isinstance(stream, PDFObjRef):
-                if stream.objid in seen:
-                    continue
-                seen.add(stream.objid)
-            name = _text(spec.get("UF")) or _text(spec.get("F")) or UNNAMED
-            files.append(_Embedded(name, stream))
-        return files
     except Exception:  # pdfminer fails on damage with what it met
-        return []
+        return [_Embedded(name) for name in names]
+    files: list[_Embedded] = []
+    seen: set[int] = set()
+    try:
+        if names:
+            tree = resolve1(resolve1(document.catalog["Names"])["EmbeddedFiles"])
+            _add(files, seen, map(resolve1, _tree_values(tree)))
+    except Exception:
+        files = [_Embedded(name) for name in names]
+    with contextlib.suppress(Exception):  # damage: those met so far, and the tree's
+        _add(files, seen, _commented_files(document, annotated))
+    return files
+
+
+def _add(files: list[_Embedded], seen: set[int], specs: Iterable[Any]) -> None:
+    """File specifications' files, those whose stream was met before left out."""
+    for spec in specs:
+        if not isinstance(spec, dict):  # a bare file name: a file outside the PDF
+            continue
+        streams = resolve1(spec.get("EF")) or {}
+        stream = streams.get("UF") or streams.get("F")
+        if isinstance(stream, PDFObjRef):
+            if stream.objid in seen:
+                continue
+            seen.add(stream.objid)
+        name = _text(spec.get("UF")) or _text(spec.get("F")) or UNNAMED
+        files.append(_Embedded(name, stream))
+
+
+def _commented_files(document: PDFDocument, annotated: Sequence[int]) -> Iterator[Any]:
+    """The file specifications of the FileAttachment annotations on the pages
+    ``annotated`` (PDFium found them), in page order."""
+    wanted = set(annotated)
+    if not wanted:
+        return
+    last = max(wanted)
+    for index, page in enumerate(PDFPage.create_pages(document)):
+        if index > last:
+            break
+        if index not in wanted:
+            continue
+        for annot in resolve1(page.annots) or []:
+            annot = resolve1(annot)
+            if isinstance(annot, dict) and annot.get("Subtype") is _FILE_ATTACHMENT:
+                yield resolve1(annot.get("FS"))
 
 
 def _tree_values(root: Any) -> Iterator[Any]:

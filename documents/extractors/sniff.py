@@ -605,13 +605,14 @@ def _html_head(prefix: bytes) -> bytes:
 
 def _unicode_head(prefix: bytes, size: int) -> bytes:
     """The first ``size`` bytes of text without its byte-order mark; a page saved as
-    "Unicode" (UTF-16), in bytes its ASCII tags match."""
-    head = prefix[: 2 * size]
+    "Unicode" (UTF-16), with or without the mark, in bytes its ASCII tags match."""
+    head = prefix[: 4 * size]
     for bom in _BOMS:
         if head.startswith(bom) and bom != codecs.BOM_UTF8:
             codec = "utf-32" if len(bom) == 4 else "utf-16"
-            head = head.decode(codec, "ignore").encode()
-            break
+            return head.decode(codec, "ignore").encode()[:size]
+    if b"\x00" in head[:4] and (codec := unicode_without_bom(head)):
+        return head.decode(codec, "ignore").encode()[:size]
     return head[:size].removeprefix(codecs.BOM_UTF8)
 
 

@@ -41,13 +41,24 @@ _MAC_ROMAN = "mac-roman"
 _LATIN_CODE_PAGES = frozenset({"cp1252", "cp1250", "cp1254", "cp1257"})
 _MAC_ROMAN_ODD_PER_ODD = 4  # what Mac Roman must beat the code page by
 _MAC_ROMAN_SAMPLE = 64 * 1024  # judged by its start: a second a 4 MB file otherwise
-# CP437 (DOS) text: its lines of boxes and shades, four alike ("════", "────",
-# "▒▒▒▒"), are "ÍÍÍÍ", "ÄÄÄÄ", "±±±±" in the code pages chardetng guesses for it,
-# and its accented letters (0x80-0xA5) their symbols ("caf‚", "M\x81ller", "se¤or").
-_DOS = "cp437"
+# DOS text: its lines of boxes and shades, four alike ("════", "────", "▒▒▒▒"),
+# are "ÍÍÍÍ", "ÄÄÄÄ", "±±±±" in the code pages chardetng guesses for it, and its
+# accented letters (0x80-0xA5) their symbols ("caf‚", "M\x81ller", "se¤or").
+# CP437 first (the US one, boxes and all); then DOS's Western European CP850
+# ("informa‡Æo", "Fran‡ois" in CP437: "ã", "ç" and "ø" moved) and Central
+# European CP852 ("Za¾¢ˆ†" for "Zażółć"), which chardetng does not know: it
+# knows CP866, DOS's Cyrillic. German reads alike in all three.
+_DOS_CODE_PAGES = ("cp437", "cp850", "cp852")
 _DOS_LINE = re.compile(rb"([\xb0\xb1\xb2\xc4\xcd\xdb])\1{3}")
 _DOS_ODD_AT_LEAST = 3  # what the code page must read as odd without a line
 _IN_WORDS = frozenset("´·\u00ad")  # it´s, col·lecció, a soft hyphen
+# cp1252's „ “ ” are DOS's ä ô ö ("H„ndler", "T”ne"): inside a word, or two at
+# a word's end, odd for the DOS test (not for Mac Roman's: a typed "say“hi”" is
+# cp1252's).
+_QUOTE_IN_WORD = re.compile(
+    r"(?<=[^\W\d_])[„“”]+(?=[^\W\d_])"  # "H„ndler"
+    r"|(?<=[^\W\d_])[„“”]{2,}|[„“”]{2,}(?=[^\W\d_])"  # "Hyv„„", "„„nestys"
+)
 # ISO-8859-15 has "€" where cp1252 has "¤", a sign nobody types beside an amount;
 # it has no symbols in 0x80-0x9F, where cp1252 has its quotes and dashes.
 _AMOUNT_IN_LATIN9 = re.compile(rb"\d[ \xa0]?\xa4|\xa4[ \xa0]?\d")
@@ -169,8 +180,8 @@ def detect_encoding(data: bytes) -> tuple[str, float]:
         # Its letters are all ASCII: English with "£825" or "½ cup", which chardetng
         # reads as Polish "Ł825" and "˝ cup".
         return _western(data), 0.6
-    if encoding in _LATIN_CODE_PAGES and _dos_reads_better(data, encoding):
-        return _DOS, 0.6
+    if encoding in _LATIN_CODE_PAGES and (dos := _dos_code_page(data, encoding)):
+        return dos, 0.6
     if encoding in _LATIN_CODE_PAGES and _mac_roman_reads_better(data, encoding):
         return _MAC_ROMAN, 0.6
     if encoding == _WESTERN:
@@ -194,19 +205,26 @@ def _mac_roman_reads_better(data: bytes, encoding: str) -> bool:
     return odd > 0 and mac_odd * _MAC_ROMAN_ODD_PER_ODD <= odd
 
 
-def _dos_reads_better(data: bytes, encoding: str) -> bool:
-    """True for CP437 text: a line of boxes or shades, and no more odd characters
-    in CP437 than in ``encoding``; or, without one, none in CP437 and a few in
-    ``encoding`` and in Mac Roman (its "für" is CP437's "fƒr")."""
+def _dos_code_page(data: bytes, encoding: str) -> str | None:
+    """The DOS code page that reads ``data`` with the fewest odd characters (the
+    first of those alike), if it reads better than ``encoding``: with a line of
+    boxes or shades, no more odd characters than ``encoding``; without one, none,
+    where ``encoding`` reads a few and Mac Roman one at least (Mac Roman's "für" is
+    CP437's "fƒr"; French from DOS, "mangé", is Mac Roman's "mangÇ")."""
     sample = data[:_MAC_ROMAN_SAMPLE]
-    dos_odd = _odd_characters(sample.decode(_DOS))
-    odd = _odd_characters(sample.decode(encoding, "replace"))
+    odds = {page: _odd_characters(sample.decode(page)) for page in _DOS_CODE_PAGES}
+    dos = min(_DOS_CODE_PAGES, key=odds.__getitem__)  # the first of those alike
+    dos_odd = odds[dos]
+    text = sample.decode(encoding, "replace")
+    odd = _odd_characters(text) + len(_QUOTE_IN_WORD.findall(text))
     if _DOS_LINE.search(sample):
-        return dos_odd <= odd
+        return dos if dos_odd <= odd else None
     return (
-        dos_odd == 0  # a code page's "é" (0xE9) is CP437's "Θ" after a small letter
+        dos
+        if dos_odd == 0  # a code page's "é" (0xE9) is CP437's "Θ" after a small letter
         and odd >= _DOS_ODD_AT_LEAST
-        and _odd_characters(sample.decode(_MAC_ROMAN)) >= _DOS_ODD_AT_LEAST
+        and _odd_characters(sample.decode(_MAC_ROMAN)) > 0
+        else None
     )
 
 
