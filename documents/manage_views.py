@@ -61,11 +61,14 @@ def edit(request: HttpRequest, pk: int) -> HttpResponse:
     if request.method == "POST":
         form = DocumentDetailsForm(request.POST)
         if form.is_valid():
-            document_update_details(
-                document=document,
-                title=form.cleaned_data["title"],
-                tag_names=form.cleaned_data["tags"],
-            )
+            try:
+                document_update_details(
+                    document=document,
+                    title=form.cleaned_data["title"],
+                    tag_names=form.cleaned_data["tags"],
+                )
+            except Document.DoesNotExist:  # deleted meanwhile (another tab)
+                raise Http404 from None
             messages.success(request, "The title and tags were saved.")
             return redirect(document)
         # Straight back to what needs fixing, for keyboards and screen readers.
@@ -154,8 +157,15 @@ def bulk(request: HttpRequest) -> HttpResponse:
             check_active_jobs(request.user, adding=len(documents))
         except LimitReached as error:
             return refused_page(request, str(error))
-        skipped = [d for d in documents if document_reprocess(document=d) is None]
-        queued = len(documents) - len(skipped)
+        queued, skipped = 0, []
+        for document in documents:
+            try:
+                if document_reprocess(document=document) is None:
+                    skipped.append(document)
+                else:
+                    queued += 1
+            except Document.DoesNotExist:  # deleted meanwhile: nothing to queue
+                pass
         messages.success(
             request,
             ngettext(

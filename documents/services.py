@@ -149,7 +149,8 @@ def _refuse_duplicate(*, owner, upload: CheckedUpload, sha256: str) -> None:
     if existing is not None:
         raise DuplicateUpload(
             f"“{upload.filename}” is already uploaded, as “{existing}” on "
-            f"{existing.created_at:%Y-%m-%d}: nothing new was kept.",
+            f"{timezone.localtime(existing.created_at):%Y-%m-%d}: nothing new was "
+            "kept.",
             existing=existing,
         )
 

@@ -69,7 +69,13 @@ from documents.templatetags.documents_tags import (
     status_help,
 )
 from documents.uploads import download_name
-from jobqueue.models import ACTIVE_STATUSES, Operation, QueueItem, Status
+from jobqueue.models import (
+    ACTIVE_STATUSES,
+    Operation,
+    QueueControl,
+    QueueItem,
+    Status,
+)
 
 PAGE_SIZE = 25
 SEARCH_PAGE_SIZE = 20
@@ -293,6 +299,7 @@ def document_list(request: HttpRequest) -> HttpResponse:
     )
     page = paginator.get_page(request.GET.get("page"))
     types = _types(mine, whole_library=request.user.is_staff)
+    any_active = any(is_active(d.status) for d in page)
     context = {
         "page": page,
         "filters": filters,
@@ -304,11 +311,22 @@ def document_list(request: HttpRequest) -> HttpResponse:
         ],
         "total": tally.total,
         "types": sorted(((t, format_label(t)) for t in types), key=lambda t: t[1]),
-        "tags": Tag.objects.filter(owner=request.user),
-        "any_active": any(is_active(d.status) for d in page),
+        "tags": _tag_choices(request.user, filters.get("tag", "")),
+        "any_active": any_active,
+        "self_refresh": _self_refresh(any_active),
         "thumbnails_pending": _thumbnails_pending([d.pk for d in page]),
     }
     return render(request, "documents/list.html", context)
+
+
+def _tag_choices(user, asked: str) -> list[str]:
+    """The tag menu: the person's own tags, and the tag the list is filtered by if it
+    is not one of them (staff following another person's tag link): without it, the
+    menu showed "Any" and the next "Filter" dropped the tag."""
+    names = list(Tag.objects.filter(owner=user).values_list("name", flat=True))
+    if asked and asked.casefold() not in {name.casefold() for name in names}:
+        names.append(asked)
+    return names
 
 
 # The library's types, one lookup of the index on the type (doc_type) each: a loose
@@ -394,12 +412,20 @@ def document_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "can_delete": can_delete(request.user, document),
         **_viewer(request, document),
         "active": is_active(document.status),
+        "self_refresh": _self_refresh(is_active(document.status)),
         "can_reprocess": can_reprocess(request.user, document),
         "text": document.text_start,
         "text_truncated": document.text_length > TEXT_PREVIEW_CHARS,
         "progress": progress_note(document),
     }
     return render(request, "documents/detail.html", context)
+
+
+def _self_refresh(active: bool) -> bool:
+    """Whether a page without JavaScript reloads itself to follow its documents: not
+    while processing is paused, when nothing moves and a reload only throws away
+    what was typed or ticked on the page, for as long as the pause lasts."""
+    return active and not QueueControl.is_paused()
 
 
 @login_required
@@ -511,7 +537,11 @@ def reprocess(request: HttpRequest, pk: int) -> HttpResponse:
             check_active_jobs(request.user)
     except LimitReached as error:
         return refused_page(request, str(error))
-    if document_reprocess(document=document) is None:
+    try:
+        queued = document_reprocess(document=document)
+    except Document.DoesNotExist:  # deleted meanwhile (another tab, a script)
+        raise Http404 from None
+    if queued is None:
         messages.info(
             request,
             f"“{document}” is already queued: it is waiting to be processed or "

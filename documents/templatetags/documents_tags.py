@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django import template
+from django.forms import BoundField
 from django.utils.html import format_html
 from django.utils.translation import ngettext
 
@@ -139,6 +140,19 @@ def sort_header(context, key: str, label: str, first: str = "asc") -> str:
         query.urlencode(),
         label,
         f" {arrow}" if arrow else "",
+    )
+
+
+@register.filter
+def focus_if_first_error(field: BoundField) -> str:
+    """The field's widget; on a form sent back with errors, focused only if it is
+    the first field in error (a widget's own autofocus, as Django's old password
+    has, yields): a keyboard or screen reader lands on what needs fixing."""
+    if not field.form.errors:
+        return field.as_widget()
+    first = next((f for f in field.form if f.errors), None)
+    return field.as_widget(
+        attrs={"autofocus": first is not None and first.name == field.name}
     )
 
 

@@ -314,7 +314,21 @@
       blocked.hidden = !blocker;
     };
 
-    input.addEventListener("change", showFiles);
+    // The last attempt's refusals no longer describe the files now chosen: gone, and
+    // no longer read out with the field.
+    var lastErrors = document.getElementById("upload-errors");
+    var dropLastErrors = function () {
+      if (lastErrors && input.files.length) {
+        lastErrors.remove();
+        lastErrors = null;
+        input.removeAttribute("aria-invalid");
+        input.setAttribute("aria-describedby", "upload-rules");
+      }
+    };
+    input.addEventListener("change", function () {
+      dropLastErrors();
+      showFiles();
+    });
     ["dragenter", "dragover"].forEach(function (type) {
       zone.addEventListener(type, function (event) {
         event.preventDefault();
@@ -330,6 +344,7 @@
       event.preventDefault();
       if (event.dataTransfer && event.dataTransfer.files.length) {
         input.files = event.dataTransfer.files;
+        dropLastErrors();
         showFiles();
       }
     });

@@ -1,21 +1,29 @@
 """One owner's documents edited and deleted at once, by real threads on their own
 connections: on PostgreSQL a request dropped a tag that another was linking (a
 foreign-key error, a 500), and an edit beside a delete deadlocked; an edit or a
-reprocess of a document deleted meanwhile failed as a server error."""
+reprocess of a document deleted meanwhile failed as a server error. And a
+duplicate's refusal dates the first upload in the site's time zone."""
 
 from __future__ import annotations
 
 import threading
+from datetime import UTC, datetime
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
+from django.utils import timezone
 
+from documents import manage_views, views
 from documents.models import Document, Tag
 from documents.services import (
+    DuplicateUpload,
+    document_create,
     document_delete,
     document_reprocess,
     document_update_details,
 )
+from documents.uploads import check_upload
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -99,3 +107,72 @@ def test_a_deleted_document_is_not_there_to_change(make_document):
     with pytest.raises(Document.DoesNotExist):
         document_reprocess(document=stale)
     assert not Tag.objects.exists()
+
+
+def _deleted_first(monkeypatch, module, name: str) -> None:
+    """``module.<name>`` runs just after another request deleted the document."""
+    original = getattr(module, name)
+
+    def racing(*, document: Document, **kwargs):
+        document_delete(document=Document.objects.get(pk=document.pk))
+        return original(document=document, **kwargs)
+
+    monkeypatch.setattr(module, name, racing)
+
+
+def test_the_pages_changing_a_document_deleted_meanwhile_say_404(
+    user_client, make_document, monkeypatch
+):
+    """It was a 500 on the document's page (reprocess) and its edit page."""
+    document = make_document()
+    _deleted_first(monkeypatch, views, "document_reprocess")
+    response = user_client.post(f"/documents/{document.pk}/reprocess/")
+    assert response.status_code == 404
+
+    document = make_document(content=b"another")
+    _deleted_first(monkeypatch, manage_views, "document_update_details")
+    response = user_client.post(
+        f"/documents/{document.pk}/edit/", {"title": "Q3", "tags": "x"}
+    )
+    assert response.status_code == 404
+    assert not Document.objects.exists()
+
+
+def test_a_bulk_reprocess_counts_only_what_it_queued(
+    user_client, make_document, monkeypatch
+):
+    kept, gone = make_document(), make_document(content=b"gone")
+    original = manage_views.document_reprocess
+
+    def racing(*, document: Document, **kwargs):
+        if document.pk == gone.pk:
+            document_delete(document=Document.objects.get(pk=gone.pk))
+        return original(document=document, **kwargs)
+
+    monkeypatch.setattr(manage_views, "document_reprocess", racing)
+    response = user_client.post(
+        "/documents/bulk/",
+        {"action": "reprocess", "id": [kept.pk, gone.pk]},
+        follow=True,
+    )
+    assert response.status_code == 200
+    said = [str(m) for m in response.context["messages"]]
+    assert said == ["1 document was queued for reprocessing."], said
+
+
+def test_a_duplicate_is_dated_in_the_sites_time_zone(user, settings):
+    """The refusal named the day in UTC: a document shown as uploaded on the 28th
+    at 00:30 in Paris was "on 2026-11-27"."""
+    # A zone whose date is not UTC's now: UTC+14 from 10:00 UTC, UTC-12 before 12:00.
+    hour = datetime.now(UTC).hour
+    settings.TIME_ZONE = "Pacific/Kiritimati" if hour >= 11 else "Etc/GMT+12"
+    first = document_create(
+        owner=user, upload=check_upload(SimpleUploadedFile("a.txt", b"same words"))
+    )
+    assert timezone.localtime(first.created_at).date() != first.created_at.date()
+    with pytest.raises(DuplicateUpload) as refused:
+        document_create(
+            owner=user, upload=check_upload(SimpleUploadedFile("b.txt", b"same words"))
+        )
+    day = timezone.localtime(first.created_at).date().isoformat()
+    assert f"on {day}:" in str(refused.value)
