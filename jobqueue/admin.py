@@ -33,6 +33,7 @@ from jobqueue.admin_lists import BoundedDeleteMixin, EstimatedCountPaginator
 from jobqueue.admin_monitoring import RecentValuesFilter
 from jobqueue.dashboard import (
     can_clear,
+    db_time,
     document_link,
     paused_banner,
     short_duration,
@@ -311,6 +312,10 @@ class QueueItemAdmin(BoundedDeleteMixin, admin.ModelAdmin):
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         # The joined document's text can be megabytes per row; no page here shows it.
         queryset = super().get_queryset(request).select_related("document")
+        # The database's time beside each row: the "Next retry" and "Age" columns
+        # count by it, as the "due now" filter and the workers do, not by this
+        # host's clock (hosts' clocks differ).
+        queryset = queryset.annotate(db_now=DbNow())
         return queryset.defer("document__text", "document__search_grams")
 
     def get_search_results(
@@ -354,7 +359,7 @@ class QueueItemAdmin(BoundedDeleteMixin, admin.ModelAdmin):
     def next_retry_column(self, obj: QueueItem) -> str:
         if obj.status != Status.RETRY_PENDING or obj.next_retry_at is None:
             return "-"
-        wait = (obj.next_retry_at - timezone.now()).total_seconds()
+        wait = (obj.next_retry_at - db_time(obj)).total_seconds()
         return "due" if wait <= 0 else f"in {short_duration(math.ceil(wait))}"
 
     @admin.display(description="Worker", ordering="claimed_by")
@@ -363,7 +368,7 @@ class QueueItemAdmin(BoundedDeleteMixin, admin.ModelAdmin):
 
     @admin.display(description="Age", ordering="-created_at")
     def age_column(self, obj: QueueItem) -> str:
-        return short_duration((timezone.now() - obj.created_at).total_seconds())
+        return short_duration((db_time(obj) - obj.created_at).total_seconds())
 
     # The item page's times, to the second: started and finished in the same
     # minute read the same in Django's format.

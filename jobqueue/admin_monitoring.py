@@ -5,17 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin, messages
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse
-from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.translation import ngettext
 
-from jobqueue import dashboard
+from jobqueue import dashboard, monitoring
 from jobqueue.admin_lists import BoundedDeleteMixin, EstimatedCountPaginator
 from jobqueue.dashboard import (
     badge,
+    db_time,
     document_link,
     job_link,
     short_duration,
@@ -30,6 +30,7 @@ from jobqueue.models import (
     is_operator,
 )
 from jobqueue.services import QueueManager
+from jobqueue.sql import DbNow
 
 
 class OperatorsMayView:
@@ -81,6 +82,28 @@ class WorkerStateFilter(admin.SimpleListFilter):
         return None
 
 
+class WorkerStatusFilter(admin.SimpleListFilter):
+    """By the status the rows show (``monitoring.shown_status``): busy while the
+    queue says a worker holds a job, whatever its last beat reported."""
+
+    title = "status"
+    parameter_name = "status"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return list(WorkerHeartbeat.State.choices)
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet | None:
+        State = WorkerHeartbeat.State  # noqa: N806
+        holding = Q(held_jobs__gt=0) & ~Q(status=State.STOPPED)
+        if self.value() == State.BUSY:
+            return queryset.filter(Q(status=State.BUSY) | holding)
+        if self.value() in (State.IDLE, State.PAUSED):
+            return queryset.filter(status=self.value()).exclude(holding)
+        if self.value() == State.STOPPED:
+            return queryset.filter(status=State.STOPPED)
+        return None
+
+
 @admin.register(WorkerHeartbeat)
 class WorkerHeartbeatAdmin(BoundedDeleteMixin, QueueWatchersMayView, admin.ModelAdmin):
     """Worker threads and their last sign of life."""
@@ -88,7 +111,7 @@ class WorkerHeartbeatAdmin(BoundedDeleteMixin, QueueWatchersMayView, admin.Model
     list_display = (
         "worker_id",
         "state_column",
-        "status",
+        "status_column",
         "current_job_column",
         "jobs_completed",
         "jobs_failed",
@@ -97,35 +120,30 @@ class WorkerHeartbeatAdmin(BoundedDeleteMixin, QueueWatchersMayView, admin.Model
         "uptime_column",
         "last_seen_column",
     )
-    list_filter = (WorkerStateFilter, "status", "hostname")
+    list_filter = (WorkerStateFilter, WorkerStatusFilter, "hostname")
     search_fields = ("worker_id", "hostname")
     ordering = ("-last_heartbeat",)
     fields = readonly_fields = (
         "worker_id",
         "state_column",
-        "status",
+        "status_column",
         "current_job_column",
         "jobs_completed",
         "jobs_failed",
         "hostname",
         "pid",
-        "started_at",
-        "last_heartbeat",
+        "started_column",
+        "last_heartbeat_column",
         "uptime_column",
     )
     actions = ("rescue_stale_jobs", "delete_selected")
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
-        # Whether the job the worker last reported is still its own: a dead
-        # worker's was rescued, and may be running on another worker by now.
-        holds = QueueItem.objects.filter(
-            pk=OuterRef("current_job"),
-            status=Status.PROCESSING,
-            claimed_by=OuterRef("worker_id"),
-        )
-        return (
-            super().get_queryset(request).with_liveness().annotate(holds=Exists(holds))
-        )
+        # What each worker holds, by the queue: its last beat may predate a claim,
+        # and a dead worker's reported job was rescued, maybe running elsewhere now.
+        workers = super().get_queryset(request).with_liveness()
+        # "Last heartbeat … ago" by the database's clock, as the state beside it.
+        return monitoring.with_held_jobs(workers).annotate(db_now=DbNow())
 
     def changelist_view(
         self, request: HttpRequest, extra_context: dict[str, Any] | None = None
@@ -170,37 +188,62 @@ class WorkerHeartbeatAdmin(BoundedDeleteMixin, QueueWatchersMayView, admin.Model
     def state_column(self, obj: WorkerHeartbeat) -> SafeString:
         return badge(obj.liveness.capitalize(), dashboard.WORKER_COLOURS[obj.liveness])
 
+    @admin.display(description="Status", ordering="status")
+    def status_column(self, obj: WorkerHeartbeat) -> str:
+        return monitoring.shown_status(obj)
+
     @admin.display(description="Current job", ordering="current_job")
     def current_job_column(self, obj: WorkerHeartbeat) -> SafeString | str:
+        job = monitoring.shown_job(obj)
         # A live worker's report may lag its last job by a heartbeat; that is no news.
-        if obj.current_job_id is None or obj.liveness == "alive" or obj.holds:
-            return job_link(obj.current_job_id)
-        return format_html(
-            "{} (no longer held: rescued or ended)", job_link(obj.current_job_id)
-        )
+        if job is None or obj.liveness == "alive":
+            return job_link(job)
+        if obj.held_jobs:
+            return format_html(
+                "{} (held by this lost worker: awaits rescue)", job_link(job)
+            )
+        return format_html("{} (no longer held: rescued or ended)", job_link(job))
 
     @admin.display(description="Uptime")
     def uptime_column(self, obj: WorkerHeartbeat) -> str:
         return short_duration((obj.last_heartbeat - obj.started_at).total_seconds())
 
+    # As the console's other pages write times (to the second), not Django's
+    # "Nov. 28, 2026, 1:36 p.m.", which hides a heartbeat's seconds.
+    @admin.display(description="Started at")
+    def started_column(self, obj: WorkerHeartbeat) -> str:
+        return timestamp(obj.started_at)
+
+    @admin.display(description="Last heartbeat")
+    def last_heartbeat_column(self, obj: WorkerHeartbeat) -> str:
+        return timestamp(obj.last_heartbeat)
+
     @admin.display(description="Last heartbeat", ordering="last_heartbeat")
     def last_seen_column(self, obj: WorkerHeartbeat) -> str:
-        ago = (timezone.now() - obj.last_heartbeat).total_seconds()
+        ago = (db_time(obj) - obj.last_heartbeat).total_seconds()
         return f"{short_duration(ago)} ago"
 
     @admin.action(
-        description="Rescue the jobs of stale workers", permissions=["rescue"]
+        description="Rescue the jobs of selected stale workers", permissions=["rescue"]
     )
     def rescue_stale_jobs(self, request: HttpRequest, queryset: QuerySet) -> None:
-        if not queryset.in_state("stale").exists():
+        # Stale, or stopped with jobs left processing (a stop that timed out).
+        lost = queryset.exclude(liveness="alive")
+        if not lost.exists():
             self.message_user(
                 request,
                 "None of the selected workers is stale; nothing was rescued.",
                 messages.WARNING,
             )
             return
-        # The service rescues every orphaned job by the same threshold, in one go.
-        rescued = QueueManager().rescue_stale_workers()
+        # The selected workers' jobs, as an action on a selection does: the service
+        # rescues every orphaned job unless told to spare the others'.
+        others = QueueItem.objects.filter(status=Status.PROCESSING).exclude(
+            claimed_by__in=lost.values("worker_id")
+        )
+        rescued = QueueManager().rescue_stale_workers(
+            exclude=others.values_list("pk", flat=True)
+        )
         self.message_user(
             request,
             ngettext(

@@ -90,6 +90,12 @@ def short_duration(seconds: float) -> str:
     return f"{days} d {rest} h" if rest else f"{days} d"
 
 
+def db_time(row: Any) -> datetime:
+    """The database's time read with a console row (annotated ``db_now``), which
+    its "… ago" and "in …" count from; this host's clock for a row read without."""
+    return getattr(row, "db_now", None) or timezone.now()
+
+
 def timestamp(value: datetime | None) -> str:
     """A time to the second in the current time zone, or "-" (Django's own format
     stops at the minute: a job's start and end would read the same)."""
@@ -226,8 +232,9 @@ def dashboard_context(now: datetime) -> dict[str, Any]:
         "hour_chart": bar_chart(
             figures["last_hour"], label_format="%H:%M", title="Last hour"
         ),
+        # Hours start at :30 or :45 in some zones (India, Nepal): not "%H:00".
         "day_chart": bar_chart(
-            figures["last_day"], label_format="%H:00", title="Last 24 hours"
+            figures["last_day"], label_format="%H:%M", title="Last 24 hours"
         ),
         "avg_hour_ms": round(last_hour_ms, 1) if last_hour_ms is not None else None,
         "live_workers": [

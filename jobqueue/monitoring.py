@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Avg, Count, Min, Q
-from django.db.models.functions import TruncHour, TruncMinute
+from django.db.models import Avg, Count, Exists, Min, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce, TruncHour, TruncMinute
 from django.utils.module_loading import import_string
 
 from jobqueue import operations
@@ -148,6 +148,45 @@ def recent_failures(limit: int) -> list[QueueItem]:
     return found
 
 
+def with_held_jobs(workers: QuerySet) -> QuerySet:
+    """Worker rows with what the queue says each holds: ``held_jobs`` (its
+    processing jobs), ``held_job`` (the oldest of them) and ``holds`` (whether the
+    job it last reported is still its own). A worker reports a claim at its next
+    beat: one killed before that beat reads idle, with no job, while its jobs wait
+    for a rescue; the queue items are the truth."""
+    held = QueueItem.objects.filter(
+        status=Status.PROCESSING, claimed_by=OuterRef("worker_id")
+    ).order_by()
+    count = held.values("claimed_by").annotate(n=Count("pk")).values("n")[:1]
+    return workers.annotate(
+        held_jobs=Coalesce(Subquery(count), 0),
+        held_job=Subquery(held.order_by("pk").values("pk")[:1]),
+        holds=Exists(held.filter(pk=OuterRef("current_job"))),
+    )
+
+
+def shown_status(worker: WorkerHeartbeat) -> str:
+    """A worker's status as pages show it: busy while it holds a job, whatever its
+    last beat said (``with_held_jobs``)."""
+    if worker.held_jobs and worker.status != WorkerHeartbeat.State.STOPPED:
+        return WorkerHeartbeat.State.BUSY.label
+    return worker.get_status_display()
+
+
+def shown_job(worker: WorkerHeartbeat) -> int | None:
+    """The job a worker row shows: the one it reported while it still holds it,
+    else one it holds (its report lags), else the one it reported last."""
+    if worker.held_jobs and not worker.holds:
+        return worker.held_job
+    return worker.current_job_id
+
+
+def shown(worker: WorkerHeartbeat) -> WorkerHeartbeat:
+    """The worker with ``shown_status`` and ``shown_job`` set, for templates."""
+    worker.shown_status, worker.shown_job = shown_status(worker), shown_job(worker)
+    return worker
+
+
 def overview(now: datetime) -> dict[str, Any]:
     """Everything the dashboard shows, read in a handful of aggregate queries."""
     return {
@@ -162,11 +201,12 @@ def overview(now: datetime) -> dict[str, Any]:
         .exclude(job__operation__in=operations.side_work())
         .aggregate(ms=Avg("extraction_time_ms"))["ms"],
         "failure_types": failures_by_type(now - timedelta(hours=24)),
-        "live_workers": list(
-            WorkerHeartbeat.objects.select_related("current_job")
-            .in_state("alive")
-            .order_by("worker_id")
-        ),
+        "live_workers": [
+            shown(w)
+            for w in with_held_jobs(WorkerHeartbeat.objects.in_state("alive")).order_by(
+                "worker_id"
+            )
+        ],
         "stale_workers": WorkerHeartbeat.objects.in_state("stale").count(),
         "recent_failures": recent_failures(10),
         "control": QueueControl.current(),

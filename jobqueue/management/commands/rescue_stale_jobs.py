@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils.translation import ngettext
 
 from jobqueue.management.arguments import amount
-from jobqueue.models import stale_after, stale_job_after
+from jobqueue.models import QueueItem, Status, stale_after, stale_job_after
 from jobqueue.services import QueueManager
 
 # Options refused: argparse's exit status, as process_queue's, so a cron wrapper tells
@@ -72,6 +72,20 @@ class Command(BaseCommand):
         queue = QueueManager()
         # Run right after a database outage, every worker's heartbeat is stale:
         # the live ones get the time they take to beat again, and keep their jobs.
+        silent = len(queue.silent_holders(heartbeat_seconds))
+        if silent and verbosity:
+            # The wait takes up to a third of the threshold: not a hang. A note
+            # on stderr: stdout says what was done.
+            self.stderr.write(
+                ngettext(
+                    "Waiting for %(count)d silent worker holding jobs: a live one "
+                    "beats again within a third of %(silent)g s.",
+                    "Waiting for %(count)d silent workers holding jobs: live ones "
+                    "beat again within a third of %(silent)g s.",
+                    silent,
+                )
+                % {"count": silent, "silent": heartbeat_seconds or stale_after()}
+            )
         queue.wait_for_silent_workers(heartbeat_seconds)
         dead = queue.rescue_stale_workers(heartbeat_seconds)
         slow = queue.cleanup_stale_jobs(stale_threshold_minutes=minutes)
@@ -82,3 +96,20 @@ class Command(BaseCommand):
         self.stdout.write(
             f"Rescued {jobs} of dead workers and {stuck} stuck over {minutes:g} minutes."
         )
+        # Run right after killing a worker, it rescues nothing yet: say why, and when.
+        held = QueueItem.objects.filter(status=Status.PROCESSING).count()
+        if held:
+            silent = heartbeat_seconds or stale_after()
+            self.stdout.write(
+                ngettext(
+                    "%(count)d job is still processing: its worker was heard from, "
+                    "or took it, within the last %(silent)g s. A worker killed since "
+                    "is taken for dead once silent that long: run this again then.",
+                    "%(count)d jobs are still processing: their workers were heard "
+                    "from, or took them, within the last %(silent)g s. A worker killed "
+                    "since is taken for dead once silent that long: run this again "
+                    "then.",
+                    held,
+                )
+                % {"count": held, "silent": silent}
+            )
