@@ -20,6 +20,7 @@ from .base import (
     ExtractionError,
     ExtractionResult,
     ExtractOptions,
+    RefusedFileError,
     TextBuilder,
     UnsupportedFileError,
     join_notes,
@@ -47,6 +48,14 @@ _OVER_LIBHEIF_LIMIT = re.compile(r"Security limit exceeded.*?(\d+)x(\d+)")
 
 # Pillow's own bomb threshold (~89 megapixels: an A4 page at 1,200 dpi fits).
 MAX_PIXELS = Image.MAX_IMAGE_PIXELS
+# And a side: OCR reads a tall page in strips of 10,000 rows, each costing its own
+# pass; a 1×89,000,000 picture (173 KB) took minutes. A side of 100,000 pixels is
+# 8 m at 300 dpi.
+MAX_SIDE = 100_000
+# A page far longer than wide holds no line of text, and Tesseract aborts the
+# process on some (a 20,000×1 PNG of 84 bytes): not read.
+_MAX_THINNESS = 1_000
+_THIN = "more than {:,} times as long as it is wide, too thin to hold text: not read"
 _PILLOW_PIXELS = re.compile(r"\((\d+) pixels\)")  # in Pillow's bomb message
 # Why each plugin refused a file it was shown: Pillow warns it when asked to.
 Image.WARN_POSSIBLE_FORMATS = True
@@ -60,6 +69,14 @@ _ONE_PICTURE = {"PNG", "WEBP", "MPO", "GIF", "AVIF", "HEIF"}
 _TRUNCATED = "image file is truncated"  # Pillow's words for data that ends early
 # libheif's and libavif's words for it: a HEIC or AVIF picture is not read in part.
 _ENDS_EARLY = re.compile(r"Unexpected end of file|Truncated data")
+# Pillow's words for a PNG's compressed text (a comment, metadata) that inflates
+# past its bomb limit: the picture may be sound, its metadata is refused.
+_TEXT_BOMB = re.compile(r"MAX_TEXT_CHUNK|memory used in text chunks")
+_TEXT_REFUSED = (
+    "This PNG is refused: its text (a comment or metadata) would unpack to more "
+    "than Pillow allows, which is how a decompression bomb looks. Save the "
+    "picture again without its metadata, or as JPEG."
+)
 _INCOMPLETE = "the image file is incomplete (its end is missing), so it cannot be read"
 
 
@@ -129,6 +146,8 @@ def extract_image(
                 raise _no_mode("image", str(exc)) from exc
             if _ENDS_EARLY.search(str(exc)):
                 raise CorruptFileError(_INCOMPLETE) from exc
+            if _TEXT_BOMB.search(str(exc)):
+                raise RefusedFileError(_TEXT_REFUSED) from exc
             # Pillow reports truncated or inconsistent data with these.
             raise CorruptFileError(
                 f"the image data is damaged ({short_reason(exc)})"
@@ -207,13 +226,17 @@ def _read(
     text = TextBuilder(options.max_chars, "\n\n")
     confidences: list[int] = []
     rotated: list[int] = []
+    thin: list[int] = []
     seconds = ocr.seconds
     for index in range(count):
         if index:  # the first is the image it opened at
             image.seek(index)
         width, height = image.size
-        if width * height > MAX_PIXELS:
+        if width * height > MAX_PIXELS or max(width, height) > MAX_SIDE:
             raise UnsupportedFileError(_too_large(width * height, (width, height)))
+        if _too_thin(image.size):
+            thin.append(index + 1)
+            continue
         result = ocr.read(upright_grey(image, cut_short=cut_short))
         confidences += result.confidences
         if result.rotated:
@@ -222,6 +245,10 @@ def _read(
             options.progress(index + 1, count)
         if result.text and not text.add(result.text):
             break
+    if thin:
+        which = f"Pages {page_ranges(thin)} are" if len(thin) > 1 else "It is"
+        which = f"Page {thin[0]} is" if frames > 1 and len(thin) == 1 else which
+        notes.append(f"{which} {_THIN.format(_MAX_THINNESS)}.")
     confidence = sum(confidences) / len(confidences) / 100 if confidences else 0.0
     if not text.text.strip():
         notes.insert(0, "OCR found no text in this image.")
@@ -327,7 +354,8 @@ def _read_pictures(
         )
     if too_large:
         notes.append(
-            f"{too_large:,} of its pictures were over {_megapixels()}: not read."
+            f"{too_large:,} of its pictures were over {_megapixels()} "
+            f"or {MAX_SIDE:,} pixels a side: not read."
         )
     confidence = sum(confidences) / len(confidences) / 100 if confidences else 0.0
     return ExtractionResult(
@@ -345,19 +373,25 @@ def _read_pictures(
 
 def _picture_page(data: bytes) -> tuple[Image.Image | None, bool]:
     """A picture's first image, upright and grey (None when it cannot be decoded),
-    and whether it was left unread for being over MAX_PIXELS."""
+    and whether it was left unread for being over MAX_PIXELS or MAX_SIDE."""
     with warnings.catch_warnings():
         warnings.simplefilter("error", Image.DecompressionBombWarning)
         try:
             with Image.open(io.BytesIO(data)) as image:
                 width, height = image.size
-                if width * height > MAX_PIXELS:
+                if width * height > MAX_PIXELS or max(width, height) > MAX_SIDE:
                     return None, True
+                if _too_thin(image.size):  # a rule, a border: no text
+                    return None, False
                 return upright_grey(image), False
         except (Image.DecompressionBombWarning, Image.DecompressionBombError):
             return None, True
         except (OSError, SyntaxError, ValueError, EOFError):
             return None, False
+
+
+def _too_thin(size: tuple[int, int]) -> bool:
+    return max(size) > _MAX_THINNESS * min(size)
 
 
 def _megapixels() -> str:
@@ -458,7 +492,10 @@ def _no_mode(what: str, reason: str) -> UnsupportedFileError:
 def _too_large(pixels: int | None, size: tuple[int, int] | None = None) -> str:
     """One plain message with our limit (Pillow's own names two different ones)."""
     limit = _megapixels()
-    if pixels is None:
+    if size and max(size) > MAX_SIDE and (pixels or 0) <= MAX_PIXELS:
+        side = f"the limit of {MAX_SIDE:,} pixels a side"
+        over = f"{size[0]:,}×{size[1]:,} pixels, over {side}"
+    elif pixels is None:
         over = f"it is over {limit}"
     else:
         megapixels = f"{pixels / 1e6:,.0f} megapixels"

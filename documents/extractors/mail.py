@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import binascii
 import io
+import itertools
 import os
 import re
 from collections.abc import Iterator
@@ -20,6 +21,7 @@ from .base import (
     CorruptFileError,
     ExtractionResult,
     ExtractOptions,
+    RefusedFileError,
     TextBuilder,
     join_notes,
 )
@@ -69,6 +71,22 @@ _SEALED_NOTE = (
     "Its body is encrypted or wrapped in a signature (S/MIME or OpenPGP), which "
     "cannot be read here: only its headers were read."
 )
+# The parser takes half a millisecond a part, and each header it is asked for
+# costs that again: real messages have tens of parts and headers of a few KB. Past
+# these, the first parts are read, the rest left out and noted, and a header is cut.
+_MAX_PARTS = 500
+_MAX_PART_LINES = 2 * _MAX_PARTS  # the boundary lines opening parts
+_MAX_PART_HEADERS = 256 * 1024  # the parts' headers together, in characters
+_MAX_HEADER_CHARS = 100_000
+_PARTS_NOTE = (
+    "It has more than {:,} parts (attachments and body parts) or more than {:,} KB "
+    "of their headers: only the first ones were read, the rest were left out."
+)
+_TOO_DEEP = (
+    "This e-mail nests its parts or forwarded messages hundreds of levels deep, "
+    "which no mail program writes: it cannot be read. Forward its contents again "
+    "or save its attachments and upload them."
+)
 _BROKEN_NOTE = (
     "Its MIME structure is broken (a multipart message without its boundary, or "
     "with a wrong one): {what}."
@@ -82,6 +100,8 @@ class _MailPolicy(EmailPolicy):
     rarer characters), where the standard library drops or garbles them."""
 
     def header_fetch_parse(self, name: str, value: Any) -> Any:
+        if isinstance(value, str):
+            value = value[:_MAX_HEADER_CHARS]
         if isinstance(value, str) and "=?" in value:
             value = _ENCODED_WORD_CHARSET.sub(
                 lambda m: f"=?{codec_for_label(m.group(1)) or m.group(1)}", value
@@ -232,10 +252,24 @@ def extract_emlx(
 
 def _message_text(data: bytes, options: ExtractOptions) -> ExtractionResult:
     """The text of a message, from its bytes: see extract_email."""
+    try:
+        return _read_message(data, options)
+    except RecursionError:  # the parser's, or the walk's: nested far past reason
+        raise RefusedFileError(_TOO_DEEP) from None
+
+
+def _read_message(data: bytes, options: ExtractOptions) -> ExtractionResult:
+    cut = [
+        m.start()
+        for m in itertools.islice(_BOUNDARY_LINE.finditer(data), _MAX_PART_LINES)
+    ]
+    if len(cut) == _MAX_PART_LINES:
+        data = data[: cut[-1]]
     message = _parse(data)
+    pruned = _pruned(message) or len(cut) == _MAX_PART_LINES
     mail = _Mail(message)
     attachments = _Attachments(options)
-    attachments.ending = _ending(message)
+    attachments.ending = None if pruned else _ending(message)
     text = TextBuilder(options.max_chars)
     text.extend(_lines(message, mail, attachments))
     body = text.text.strip("\n")
@@ -251,11 +285,40 @@ def _message_text(data: bytes, options: ExtractOptions) -> ExtractionResult:
         extractor="email",
         note=join_notes(
             _SEALED_NOTE if message.get_content_type() in _SEALED_TYPES else "",
+            _PARTS_NOTE.format(_MAX_PARTS, _MAX_PART_HEADERS // 1024) if pruned else "",
             broken,
             attachments.note,
             text.note,
         ),
     )
+
+
+def _pruned(message: EmailMessage) -> bool:
+    """Leaves out the parts past _MAX_PARTS, or past _MAX_PART_HEADERS of headers
+    (in reading order, those inside forwarded messages too); whether any were."""
+    order: list[tuple[EmailMessage | None, EmailMessage]] = []
+    stack: list[tuple[EmailMessage | None, EmailMessage]] = [(None, message)]
+    while stack:  # not recursive: as deep as the parser went
+        parent, part = stack.pop()
+        order.append((parent, part))
+        payload = part.get_payload()
+        if isinstance(payload, list):
+            stack.extend((part, sub) for sub in reversed(payload))
+    headers = 0
+    for at, (_, part) in enumerate(order[1:], 1):
+        headers += sum(len(name) + len(str(value)) for name, value in part.raw_items())
+        if at > _MAX_PARTS or headers > _MAX_PART_HEADERS:
+            break
+    else:
+        return False
+    left_out = {id(part) for _, part in order[at:]}
+    for parent, part in order[at:]:
+        if parent is not None and id(parent) not in left_out:
+            # Its first part left out: the rest of its parts come after it.
+            payload = parent.get_payload()
+            del payload[next(n for n, p in enumerate(payload) if p is part) :]
+            left_out.add(id(parent))  # cut once
+    return True
 
 
 def _lines(
