@@ -4,7 +4,6 @@ in place of the attachments (and of the body, in rich text) when rich text is on
 from __future__ import annotations
 
 import struct
-import time
 from email.message import EmailMessage
 from pathlib import Path
 
@@ -167,13 +166,12 @@ MAPI_PROPERTIES = 0x9003
     ],
     ids=["property count", "multi-value count", "attributes"],
 )
+@pytest.mark.timeout(60)  # a hang guard, not a speed claim
 def test_a_winmail_dat_of_impossible_counts_is_noted_at_once(
     tmp_path: Path, winmail: bytes
 ) -> None:
     msg = mail_message(("winmail.dat", "application/ms-tnef", winmail))
-    started = time.monotonic()
-    result = extract(write(tmp_path, msg))
-    assert time.monotonic() - started < 1
+    result = extract(write(tmp_path, msg))  # tnefparse spun for minutes on these
     assert "Hi Bob, the papers are attached." in result.text
     assert result.note == (
         "Attachments not read: winmail.dat (The file is damaged: its Outlook "
@@ -193,6 +191,7 @@ def test_a_winmail_dat_over_the_size_limit_is_named_not_read(
     assert result.note == "Attachments not read: winmail.dat (over 1 MB)."
 
 
+@pytest.mark.timeout(60)  # a hang guard, not a speed claim
 def test_the_recipient_table_of_a_winmail_dat_is_not_read(tmp_path: Path) -> None:
     # tnefparse reads its rows on from where damage stopped the last: here at a
     # count of 0xFFFFFFFF properties. The rest of the winmail.dat is read.
@@ -201,8 +200,6 @@ def test_the_recipient_table_of_a_winmail_dat_is_not_read(tmp_path: Path) -> Non
     msg = mail_message(
         ("winmail.dat", "application/ms-tnef", winmail + attribute(0x9004, rows))
     )
-    started = time.monotonic()
-    result = extract(write(tmp_path, msg))
-    assert time.monotonic() - started < 1
+    result = extract(write(tmp_path, msg))  # tnefparse spun for minutes on these
     assert "Attachment: notes.txt\nMeter reading 4711" in result.text
     assert result.note == ""
