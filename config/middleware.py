@@ -19,6 +19,9 @@ from documents.api_errors import API_PREFIX, error_body, not_allowed_message
 from ops.middleware import ENDPOINTS as MACHINE_ENDPOINTS
 
 NUL_MESSAGE = "The address contains a NUL character, which nothing here accepts."
+NUL_HEADER_MESSAGE = (
+    "A header of the request contains a NUL character, which nothing here accepts."
+)
 
 
 class ForwardedForMiddleware:
@@ -53,11 +56,14 @@ def forwarded_address(value: str) -> ipaddress.IPv4Address | ipaddress.IPv6Addre
 
 
 class RejectNulMiddleware:
-    """400 for a NUL in the path or query string.
+    """400 for a NUL in the path, the query string or a header.
 
     PostgreSQL refuses NUL in any string parameter, so ``?status=%00`` would turn
     into a server error in whichever filter passes it on; forms already refuse NUL
-    in posted fields (Django's ProhibitNullCharactersValidator).
+    in posted fields (Django's ProhibitNullCharactersValidator). Headers are stored
+    too: django-axes records a log-in's User-Agent and Accept, and an API key's
+    prefix is looked up. gunicorn refuses such a header itself; runserver and other
+    servers pass it on.
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
@@ -65,21 +71,39 @@ class RejectNulMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         query = request.META.get("QUERY_STRING", "")
+        message = None
         if "\x00" in request.path or "%00" in query or "\x00" in query:
+            message = NUL_MESSAGE
+        elif any(
+            "\x00" in value
+            for name, value in request.META.items()
+            if name.startswith("HTTP_") or name == "CONTENT_TYPE"
+            if isinstance(value, str)
+        ):
+            message = NUL_HEADER_MESSAGE
+        if message is not None:
             if speaks_json(request):  # the API, and the cron endpoint
-                response = JsonResponse(
-                    error_body("bad_request", NUL_MESSAGE), status=400
-                )
+                response = JsonResponse(error_body("bad_request", message), status=400)
             else:
                 # The site's page for a bad request, as Django's handler400 answers:
                 # people were shown one line of plain text.
-                page = render_to_string("400.html", {"message": NUL_MESSAGE})
+                page = render_to_string("400.html", {"message": message})
                 response = HttpResponse(page, status=400)
             # Answered before the middleware that frames every page in the site's
             # policy: what it would have added.
             for frame in (XFrameOptionsMiddleware, CSPMiddleware):
                 response = frame(self.get_response).process_response(request, response)
             return response
+        # A quoted cookie value may spell a NUL as \000, which Python's cookie parser
+        # turns into one, past gunicorn's check: no cookie this site set, so it is
+        # dropped, not looked up as a session key (PostgreSQL refused it: a 500 for
+        # anyone who sent it).
+        if any("\x00" in name + value for name, value in request.COOKIES.items()):
+            request.COOKIES = {
+                name: value
+                for name, value in request.COOKIES.items()
+                if "\x00" not in name + value
+            }
         return self.get_response(request)
 
 

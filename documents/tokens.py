@@ -6,10 +6,12 @@ import binascii
 from datetime import UTC, datetime, timedelta
 from hmac import compare_digest
 
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from knox.auth import TokenAuthentication as KnoxTokenAuthentication
 from knox.crypto import hash_token
 from knox.models import AuthToken
+from knox.signals import token_expired
 from rest_framework.authentication import get_authorization_header
 from rest_framework.exceptions import AuthenticationFailed
 
@@ -59,14 +61,23 @@ class TokenAuthentication(KnoxTokenAuthentication):
             ) from None
 
     def _cleanup_token(self, auth_token: AuthToken) -> bool:
-        # Knox calls this for each token with the key's prefix, and deletes it if
-        # it has expired: remember those, to say so (no query more on success).
-        # (The digest is the primary key: a deleted token's is None.)
+        """Knox calls this for each token with the key's prefix: an expired one is
+        deleted, and remembered, to say so (no query more on success).
+
+        Knox's own also deleted every other expired token of the same person: one
+        script's request then took away the expired token of another, whose next
+        request was told "Invalid token." instead of when it expired, and the
+        tokens page stopped listing it (the README: listed as expired until it is
+        next sent). Only the token sent is looked at here."""
+        if auth_token.expiry is None or auth_token.expiry >= timezone.now():
+            return False
+        # The digest is the primary key: a deleted token's is None.
         digest, expiry = auth_token.digest, auth_token.expiry
-        removed = super()._cleanup_token(auth_token)
-        if removed:
-            self.removed.append((digest, expiry))
-        return removed
+        username = auth_token.user.get_username()
+        auth_token.delete()
+        token_expired.send(sender=type(self), username=username, source="auth_token")
+        self.removed.append((digest, expiry))
+        return True
 
     def authenticate_header(self, request) -> str:
         # A 401 names both schemes it takes (RFC 9110: challenges, comma-separated):

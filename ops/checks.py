@@ -1,5 +1,5 @@
 """System checks for settings with a fixed set of values, run at start-up; and, with
-``check --deploy``, for tokens short enough to guess.
+``check --deploy``, for tokens short enough to guess or shared by cron and metrics.
 
 A wrong value is an error when the process starts (``manage.py check``, ``runserver``,
 ``migrate``, ``process_queue``), not a surprise when the first job fails. To check a
@@ -66,4 +66,23 @@ def check_token_lengths(app_configs: Any = None, **kwargs: Any) -> list[Warning]
         )
         for name in TOKEN_SETTINGS
         if 0 < len(value := getattr(settings, name)) < MIN_TOKEN_LENGTH
+    ]
+
+
+@register(Tags.security, deploy=True)
+def check_tokens_differ(app_configs: Any = None, **kwargs: Any) -> list[Warning]:
+    """A warning when the cron and metrics tokens are one secret: the scraper's,
+    kept in Prometheus' configuration and sent on every scrape, would then also
+    start processing (``POST /queue/cron/``), which only cron should."""
+    cron, metrics = settings.CRON_TOKEN, settings.METRICS_TOKEN
+    if not cron or cron != metrics:
+        return []
+    return [
+        Warning(
+            "CRON_TOKEN and METRICS_TOKEN are the same: whoever may read the metrics "
+            "may also start processing.",
+            hint="Give each its own random value.",
+            obj="METRICS_TOKEN",
+            id="ops.W002",
+        )
     ]
