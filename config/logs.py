@@ -10,6 +10,7 @@ logs of several hosts sort and merge as they are. Set on the formatters as attri
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
@@ -18,6 +19,17 @@ _UTC_TIMESTAMPS = {
     "default_time_format": "%Y-%m-%dT%H:%M:%S",
     "default_msec_format": "%s.%03dZ",
 }
+
+
+class WarnInOneLine(logging.Filter):
+    """A request refused for its Host header, logged as a warning in one line, not
+    an error with a traceback of 14: scanners send them by the thousand to any
+    address on the internet. A name missing from ALLOWED_HOSTS still shows."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.exc_info = record.exc_text = None
+        record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
 
 
 def logging_config(log_format: str, level: str) -> dict[str, Any]:
@@ -43,6 +55,7 @@ def logging_config(log_format: str, level: str) -> dict[str, Any]:
                 ".": _UTC_TIMESTAMPS,
             },
         },
+        "filters": {"one_line": {"()": WarnInOneLine}},
         "handlers": {
             "console": {
                 "class": "logging.StreamHandler",
@@ -56,6 +69,7 @@ def logging_config(log_format: str, level: str) -> dict[str, Any]:
             # django-environ says at INFO, in every process, that there is no .env
             # file: where the environment holds the settings, there need not be.
             "environ": {"level": "WARNING"},
+            "django.security.DisallowedHost": {"filters": ["one_line"]},
             # gunicorn's own, which it would write in formats of its own (its
             # access log to stdout): through the console, once each.
             "gunicorn.error": {"handlers": ["console"], "propagate": False},

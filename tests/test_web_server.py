@@ -231,6 +231,22 @@ def test_with_log_format_json_gunicorn_s_own_lines_are_json_too(child_env, tmp_p
     assert all(r["time"].endswith("Z") for r in records)
 
 
+def test_a_request_for_another_host_is_one_warning_line(server):
+    """Django logged each as an ERROR with a traceback of 14 lines: scanners send
+    them by the thousand. One line, and it still names the host."""
+    with socket.create_connection(("127.0.0.1", server.port), 15) as sock:
+        sock.sendall(
+            b"GET /accounts/login/ HTTP/1.1\r\nHost: scanner.example\r\n"
+            b"Connection: close\r\n\r\n"
+        )
+        assert read_response(sock)[0] == 400
+    assert get(server, "/healthz")[0] == 200  # after it in the log: it was written
+    log = server.log.read_text()
+    [line] = [line for line in log.splitlines() if "scanner.example" in line]
+    assert " WARNING django.security.DisallowedHost Invalid HTTP_HOST" in line
+    assert "Traceback" not in log
+
+
 def test_the_longest_search_in_any_script_reaches_the_app(server):
     # 500 characters (the most a search takes) of Japanese: 4,500 bytes of request
     # line, which gunicorn's default limit (4,094) answered 414 before Django saw it.
