@@ -24,6 +24,14 @@ def create_token(user, *, expires_in_days: int | None = None) -> tuple[AuthToken
     return AuthToken.objects.create(user=user, expiry=expiry)
 
 
+# knox's "Invalid token." said nothing of what to do; the same for every wrong key,
+# so that it tells nothing of which keys exist.
+UNKNOWN_KEY = (
+    "Invalid token: check that the whole key was sent, or make a new one on your "
+    "API tokens page, /accounts/tokens/ (a revoked key stays invalid)."
+)
+
+
 class TokenAuthentication(KnoxTokenAuthentication):
     """Knox's hashed tokens, under ``Authorization: Token <key>`` or ``Bearer <key>``."""
 
@@ -38,7 +46,7 @@ class TokenAuthentication(KnoxTokenAuthentication):
         try:
             auth[1].decode("ascii")
         except UnicodeDecodeError:
-            raise AuthenticationFailed(_("Invalid token.")) from None
+            raise AuthenticationFailed(_(UNKNOWN_KEY)) from None
         return self.authenticate_credentials(auth[1])
 
     def authenticate_credentials(self, token: bytes) -> tuple:
@@ -48,9 +56,11 @@ class TokenAuthentication(KnoxTokenAuthentication):
         self.removed: list[tuple[str, datetime]] = []
         try:
             return super().authenticate_credentials(token)
-        except AuthenticationFailed:
+        except AuthenticationFailed as refused:
             expired = expired_on(token.decode("ascii"), self.removed)
             if expired is None:
+                if refused.detail == "Invalid token.":  # knox's words
+                    raise AuthenticationFailed(_(UNKNOWN_KEY)) from None
                 raise
             raise AuthenticationFailed(
                 _(

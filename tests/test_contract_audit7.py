@@ -17,7 +17,7 @@ from django.test import Client
 from django.utils import timezone
 from knox.models import AuthToken
 
-from documents.tokens import create_token
+from documents.tokens import UNKNOWN_KEY, create_token
 from tests.conftest import REPO_ROOT
 
 
@@ -120,7 +120,7 @@ def test_a_wrong_key_is_still_only_invalid(user):
     for sent in (wrong, "not-hex-at-all", key[:15]):
         response = Client().get("/api/documents/", HTTP_AUTHORIZATION=f"Token {sent}")
         assert response.status_code == 401
-        assert response.json()["error"]["message"] == "Invalid token."
+        assert response.json()["error"]["message"] == UNKNOWN_KEY
     fresh = create_token(user)[1]
     assert (
         Client().get("/api/documents/", HTTP_AUTHORIZATION=f"Token {fresh}").status_code

@@ -15,7 +15,7 @@ from django.test import Client
 from django.utils import timezone
 from knox.models import AuthToken
 
-from documents.tokens import create_token
+from documents.tokens import UNKNOWN_KEY, create_token
 from jobqueue.models import QueueControl, QueueItem, Status
 
 API_URL = "/api/documents/"
@@ -46,7 +46,7 @@ def test_another_scripts_token_does_not_erase_an_expired_one(user):
     )
     assert not AuthToken.objects.filter(pk=old.pk).exists()  # gone once sent
     again = Client().get(API_URL, HTTP_AUTHORIZATION=f"Token {old_key}")
-    assert again.json()["error"]["message"] == "Invalid token."
+    assert again.json()["error"]["message"] == UNKNOWN_KEY
 
 
 @pytest.mark.django_db
