@@ -349,11 +349,27 @@ def _own_text(
     pieces = []
     hid_text = False
     in_code: list[bool] = []  # the open fields: whether each is still in its code
+    # Each open field's drop-down entry (a legacy form's FORMDROPDOWN), shown
+    # where the field has no result of its own (Word and LibreOffice write none),
+    # and where its result starts.
+    chosen: list[tuple[str, int]] = []
     for el in p.iter(_T, _MATH_T, _SYM, _FIELD_CHAR, *_RUN_PIECES):
         if nested and _owning_paragraph(el) is not p:
             continue
         if el.tag == _FIELD_CHAR:
-            _field_char(el.get(_FIELD_CHAR_TYPE), in_code)
+            kind = el.get(_FIELD_CHAR_TYPE)
+            if kind == "begin":
+                shown = True not in in_code and not _is_hidden(
+                    el.getparent(), by_style, hidden
+                )
+                chosen.append((_drop_down_entry(el) if shown else "", len(pieces)))
+            elif kind == "separate" and chosen:
+                chosen[-1] = (chosen[-1][0], len(pieces))
+            elif kind == "end" and chosen:
+                entry, start = chosen.pop()
+                if entry and not "".join(pieces[start:]).strip():
+                    pieces.append(entry)
+            _field_char(kind, in_code)
             continue
         if True in in_code:
             continue
@@ -368,6 +384,24 @@ def _own_text(
         elif run.tag == _R:  # w:tab also defines tab stops in w:pPr
             pieces.append(_RUN_PIECES[el.tag])
     return "".join(pieces), hid_text
+
+
+def _drop_down_entry(field_char: Any) -> str:
+    """The entry a legacy form's drop-down field shows (its w:result, else its
+    w:default, else its first), from its begin w:fldChar; "" for other fields."""
+    entries = field_char.findall(f"{_W}ffData/{_W}ddList/{_W}listEntry")
+    if not entries:
+        return ""
+    drop_down = entries[0].getparent()
+    at = next(
+        (
+            _int(found.get(_VAL), 0)
+            for found in (drop_down.find(f"{_W}result"), drop_down.find(f"{_W}default"))
+            if found is not None
+        ),
+        0,
+    )
+    return (entries[at] if 0 <= at < len(entries) else entries[0]).get(_VAL) or ""
 
 
 def _field_char(kind: str | None, in_code: list[bool]) -> None:

@@ -20,9 +20,12 @@ from .text import codec_for_label, decode
 # Never shown, or shown beside the text it glosses (ruby's readings, <rt>: "漢kan字ji"
 # would hide 漢字 from search). Inline SVG shows its <text> (a chart's labels), not
 # its tooltip (<title>), description or the definitions it only draws by reference.
+# A player's or a canvas's text is for browsers without them ("Your browser does
+# not support the video tag."): none shows it.
 _INVISIBLE = (
     "script", "style", "noscript", "template", "head", "datalist", "iframe",
     "noembed", "noframes", "rp", "rt", "title", "desc", "metadata", "defs", "symbol",
+    "video", "audio", "canvas",
 )  # fmt: skip
 # Hidden as browsers hide it without a style sheet: the hidden attribute (but for
 # "until-found", which find-in-page shows), a closed <dialog>, an inline style.
@@ -145,6 +148,8 @@ def html_lines(
     for element in [*root.iter(*_INVISIBLE), *hidden]:  # not while iterating the tree
         if element.getparent() is not None:  # not inside one dropped already
             element.drop_tree()
+    for select in root.iter("select"):
+        _show_selected(select)
     for field in root.iter("input"):
         kind = (field.get("type") or "text").strip().lower()
         if field.get("value", "").strip() and kind not in _VALUE_NOT_SHOWN:
@@ -177,6 +182,28 @@ def html_lines(
         elif line:
             lines.append(line)
     return lines, note
+
+
+def _show_selected(select: Any) -> None:
+    """Leave in a <select> only the options a person sees: a drop-down shows its
+    selected option (the last one marked, else its first that is not disabled)
+    in its box, inline as an input's value; a list (``multiple``) its selected
+    ones, a line each. All of them would read a country list as 200 names."""
+    options = list(select.iter("option"))
+    chosen = [o for o in options if o.get("selected") is not None]
+    listed = select.get("multiple") is not None
+    if not listed:
+        chosen = chosen[-1:] or [o for o in options if o.get("disabled") is None][:1]
+    shown = [(o.get("label") or "").strip() or o.text_content() for o in chosen]
+    for child in list(select):  # its options and groups' labels
+        select.remove(child)
+    if listed:
+        select.text = " "  # nothing chosen: no words glued around the box
+        for text in shown:
+            select.append(select.makeelement("option"))
+            select[-1].text = text
+    else:  # spaces around the box: collapsed later where there are some already
+        select.text = f" {shown[0]} " if shown else " "
 
 
 def _join_row(row: Any) -> None:

@@ -71,6 +71,9 @@ _DISPLAY = (f"{_TEXT}display", f"{_FO}display")
 _PAGE_COUNT = re.compile(rb'meta:page-count="(\d+)"')
 # Ruby (phonetic guide) text: the reading above its base, not the text itself.
 _RUBY_TEXT = f"{_TEXT}ruby-text"
+# A Word form field's place (LibreOffice's ODT): a drop-down's entries are in it.
+_FIELD = "{urn:openoffice:names:experimental:ooo-ms-interop:xmlns:field:1.0}"
+_FIELDMARK = f"{_FIELD}fieldmark"
 # Page-number and page-count fields hold the value the last layout left: a page's
 # number, or none a page gave them: "0" (a headless conversion), "<number>" (a
 # slide's notes page). Those are left out.
@@ -496,6 +499,8 @@ def _pieces(
             pieces.append(("\t", True))
         elif tag == _BREAK:
             pieces.append(("\n", True))
+        elif tag == _FIELDMARK:  # holds no text; a drop-down's entry shows
+            pieces.append((_drop_down_entry(child), False))
         elif (
             isinstance(tag, str)
             and tag not in _ASIDE
@@ -508,6 +513,22 @@ def _pieces(
         ):
             _pieces(child, hidden_styles, pieces)  # spans, links, fields
         pieces.append((child.tail or "", False))
+
+
+def _drop_down_entry(fieldmark: Any) -> str:
+    """The entry a legacy form's drop-down (a FORMDROPDOWN fieldmark, as
+    LibreOffice keeps Word's) shows: its Dropdown_Selected one, else its first;
+    "" for other fieldmarks."""
+    if not (fieldmark.get(f"{_FIELD}type") or "").endswith("FORMDROPDOWN"):
+        return ""
+    entries, at = [], 0
+    for param in fieldmark.iter(f"{_FIELD}param"):
+        name, value = param.get(f"{_FIELD}name"), param.get(f"{_FIELD}value") or ""
+        if name == "Dropdown_ListEntry":
+            entries.append(value)
+        elif name == "Dropdown_Selected" and value.isascii() and value.isdigit():
+            at = int(value[:9])
+    return entries[at] if at < len(entries) else entries[0] if entries else ""
 
 
 def _collapse(pieces: list[tuple[str, bool]]) -> str:

@@ -1492,12 +1492,79 @@ def _bands_from_the_top(
     lines = [
         line.text
         for band in bands
-        for run in _left_first([runs[k] for k in sorted(band)], box)
+        for run in _left_first(
+            _floats_in_place([runs[k] for k in sorted(band)], box), box
+        )
         for line in run
     ]
     if order == sorted(order) and lines == [x.text for run in runs for x in run]:
         return ""
     return "\r\n".join(lines)
+
+
+def _floats_in_place(
+    band: list[list[_Line]], box: Callable[[int], _Box]
+) -> list[list[_Line]]:
+    """A band's runs as drawn, but a box floated beside the text (a web page's
+    sidebar or infobox, which browsers draw before the page's text) read where
+    its top lies, after the lines above it: its lines beside the next run's, none
+    of them across one, and that run going on from above it (the page's title)
+    to below it, across its width (the text wrapped round it; a column beside,
+    as a page's menu, has none under it)."""
+    placed: list[list[_Line]] = []
+    k = 0
+    while k < len(band):
+        run = band[k]
+        after = band[k + 1] if k + 1 < len(band) else []
+        if len(run) >= 2 and after and _floated(run, after, box):
+            # Boxes one under the other (an infobox, a quote further down), each
+            # where it lies: a run leaps down from one to the next.
+            gap = 2 * _median_height(run)
+            boxes = [[run[0]]]
+            for above, line in pairwise(run):
+                if above.bottom - line.top >= gap:
+                    boxes.append([])
+                boxes[-1].append(line)
+            start = 0
+            for floated in boxes:
+                top = max(line.top for line in floated)
+                cut = next(
+                    (i for i in range(start, len(after)) if after[i].bottom < top),
+                    len(after),
+                )
+                placed += [after[start:cut], floated]
+                start = cut
+            placed.append(after[start:])
+            k += 2
+        else:
+            placed.append(run)
+            k += 1
+    return placed
+
+
+def _floated(run: list[_Line], after: list[_Line], box: Callable[[int], _Box]) -> bool:
+    """Whether ``run`` is a box floated beside the lines of ``after``, which
+    begins above it and goes on under it."""
+    top = max(line.top for line in run)
+    if after[0].bottom < top:
+        return False  # nothing of the next run above it
+    left = min(line.left for line in run)
+    right = max(line.widen(box).right for line in run)
+    bottom = min(line.bottom for line in run)
+    if not any(
+        x.top + x.bottom < 2 * bottom  # its middle under the box's foot
+        and min(x.widen(box).right, right) > max(x.left, left)
+        for x in after
+    ):
+        return False  # no text under it, across its width
+    beside = 0
+    for line in run:
+        line.widen(box)
+        level = [x.widen(box) for x in after if x.level_with(line)]
+        if any(not x.beside(line) for x in level):
+            return False  # a line across it: no float
+        beside += bool(level)
+    return 2 * beside >= len(run) and any(_WORD.search(x.text) for x in run)
 
 
 def _left_first(

@@ -15,8 +15,9 @@ from __future__ import annotations
 import codecs
 import os
 import re
+from bisect import bisect_left
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from itertools import chain
 
@@ -69,6 +70,12 @@ _READ |= {"nesttableprops"}
 # field "\o\ad(\s\up 9(かんじ),漢字)" whose result LibreOffice leaves empty. Its
 # base text is read where the result holds none; other fields' codes are not text.
 _READ |= {"fldinst"}
+# A Word form's field (in a field's code): a drop-down's entries (\ffl), the
+# chosen one (\ffres, else \ffdefres), shown where its result holds none.
+_READ |= {"formfield"}
+_DROP_DOWN = "2"  # \fftype's
+_MAX_ENTRIES = 25  # Word's most: a hostile field lists no more
+_FORM_WORDS = frozenset({"fftype", "ffres", "ffdefres", "ffl"})
 _RUBY = re.compile(
     r"^\s*EQ\b.*?\\o(?:\\a[lcdr])?\s*\(\s*\\s\s*\\up\s*-?\d*\s*\([^)]*\)\s*,(.*)\)\s*$",
     re.DOTALL,
@@ -83,6 +90,8 @@ _BREAKS |= {"nestrow": "\n", "\n": "\n", "\r": "\n"}
 _ROWS = frozenset({"row", "nestrow"})
 _PARAGRAPH_ENDS = _ROWS | {"par", "sect", "page", "\n", "\r"}
 _CELLS = frozenset({"cell", "nestcell"})  # a tab between cells, as other formats
+_SAME_EDGE = 20  # twips (a third of a millimetre): cells' edges this close are one
+_MAX_COLUMNS = 63  # Word's widest table: a hostile row defines no more
 _CHARS = {
     "tab": "\t",
     "emdash": "\u2014",
@@ -175,16 +184,49 @@ class _Group:
     hidden: bool = False
     font: str = ""
     font_table: bool = False  # its \fcharsets give each font's code page
+    nested_table: bool = False  # a nested table's row properties: not the row's
     # In a shape or a \upr, whose own text is not read: where the text of its
     # \shptxt (after the paragraph) or its \ud (in place) goes.
     outer: list[str] | None = None
     on_close: Callable[[], None] | None = None  # finishes what the group held
+    form: _FormField | None = None  # in a form field's properties
 
     def nested(self) -> _Group:
         """The state a group inside this one starts with."""
         return _Group(
-            self.out, self.ucskip, self.hidden, self.font, self.font_table, self.outer
+            self.out,
+            self.ucskip,
+            self.hidden,
+            self.font,
+            self.font_table,
+            self.nested_table,
+            self.outer,
+            form=self.form,
         )
+
+
+@dataclass(slots=True)
+class _FormField:
+    """A Word form field's properties: its kind, its drop-down's entries and the
+    entry chosen (or by default)."""
+
+    kind: str = ""
+    entries: list[list[str]] = field(default_factory=list)
+    chosen: int | None = None
+    default: int = 0
+
+    def shown(self) -> str:
+        """The entry a drop-down shows; "" for other fields."""
+        count = len(self.entries)
+        # Word writes \ffres25 for none chosen: the default is shown.
+        at = (
+            self.chosen
+            if self.chosen is not None and 0 <= self.chosen < count
+            else self.default
+        )
+        if self.kind != _DROP_DOWN or not 0 <= at < count:
+            return ""
+        return _joined(self.entries[at]).strip()
 
 
 class _Reader:
@@ -216,6 +258,13 @@ class _Reader:
         self.row_in: list[str] | None = None
         self.row_start = 0
         self.cell_tabs: list[int] = []
+        # The row's cells' right edges (\cellx, in twips), from its last \trowd
+        # that gives them; and the rows of the table read so far, rewritten at its
+        # end when a cell spans columns of another row (_end_table).
+        self.edges: list[int] = []
+        self.new_edges = self.merged = False
+        self.table: list[_Row] = []
+        self.form: _FormField | None = None  # the field code's form field, if any
 
     def read(self, rtf: str) -> None:
         """Read the document up to its closing brace (or the end of the file)."""
@@ -246,6 +295,7 @@ class _Reader:
             elif brace == "}" and not self._close():
                 break  # anything after the document's group is not shown
         self._decode_bytes()
+        self._end_table()
         for anchor, box in self.boxes:  # no paragraph ended after them
             if text := _box_text(box):
                 anchor.append("\n" + text)
@@ -285,7 +335,9 @@ class _Reader:
         self.skip = 0
         starred, self.starred = self.starred, False
         group, out = self.group, self.group.out
-        if word == "u" and arg is not None:
+        if group.form is not None and word in _FORM_WORDS:
+            self._form_word(group.form, word, arg)
+        elif word == "u" and arg is not None:
             if out is not None and not group.hidden:
                 out.append(chr(int(arg) & 0xFFFF))  # a signed 16-bit number
             self.skip = group.ucskip
@@ -346,26 +398,46 @@ class _Reader:
         elif word == "ud":  # None outside a \upr: skipped
             group.out, group.outer = group.outer, None
         elif word == "nesttableprops":  # read for its \nestrow
-            pass
+            group.nested_table = True
         elif word == "fldinst":
             code: list[str] = []
             group.on_close = partial(self._end_field_code, code, out)
-            group.out = code
+            group.out, self.form = code, None
+        elif word == "formfield":  # its properties are no text but its entries'
+            group.out, group.form = None, _FormField()
+            self.form = group.form
         else:  # listtext, pntext: the number or bullet a list item shows
             label: list[str] = []
             group.on_close = partial(_add_label, label, group.out)
             group.out = label
 
     def _end_field_code(self, code: list[str], out: list[str]) -> None:
-        """A field's code is read: a phonetic guide's base text goes in, when the
-        field (the group around its code) closes with no result of its own."""
+        """A field's code is read: a phonetic guide's base text, or a form's
+        drop-down's entry, goes in when the field (the group around its code)
+        closes with no result of its own."""
         short = sum(map(len, code)) <= _MAX_RUBY_CODE
         ruby = _RUBY.match(_joined(code)) if short else None
-        if ruby is None or not self.stack:
+        shown = ruby.group(1).strip() if ruby else ""
+        if self.form is not None and not self.group.hidden:
+            shown, self.form = self.form.shown(), None
+        if not shown or not self.stack:
             return
         field = self.stack[-1]
         if field.on_close is None and field.out is out:
-            field.on_close = partial(_add_if_none, ruby.group(1).strip(), out, len(out))
+            field.on_close = partial(_add_if_none, shown, out, len(out))
+
+    def _form_word(self, form: _FormField, word: str, arg: str | None) -> None:
+        """A word of a form field's properties."""
+        if word == "fftype":
+            form.kind = arg or "0"
+        elif word == "ffres" and arg is not None:
+            form.chosen = int(arg)
+        elif word == "ffdefres" and arg is not None:
+            form.default = int(arg)
+        elif word == "ffl" and len(form.entries) < _MAX_ENTRIES:
+            entry: list[str] = []
+            form.entries.append(entry)
+            self.group.out = entry  # its text is the entry's
 
     def _break(self, word: str, out: list[str]) -> None:
         """A paragraph, line, row or page ends; a row's last cell takes no tab."""
@@ -392,9 +464,39 @@ class _Reader:
         texts.append("".join(out[starts[-1] :]))  # text after the last
         # A cell's lines are its paragraphs; a \line breaks one of them.
         cells = [[p.replace("\v", "\n") for p in t.split("\n")] for t in texts]
+        if self.table and (
+            self.table[-1].out is not out or self.table[-1].at + 1 != self.row_start
+        ):  # text between: this row begins another table
+            self._end_table()
         del out[self.row_start :]
-        out.extend(line + "\n" for line in table_row_lines(cells))
+        out.append(_row_text(cells))
+        self.table.append(_Row(out, self.row_start, cells, self.edges))
         self.row_in = None
+
+    def _end_table(self) -> None:
+        """Rewrite the rows of the table just read where one has a cell spanning
+        columns of another (a merged cell written as one wide cell, as Word and
+        LibreOffice do): its columns stay as empty cells, so those below line up,
+        as in DOCX and ODT."""
+        rows, self.table = self.table, []
+        edges = sorted({edge for row in rows for edge in row.edges})
+        grid = edges[:1]
+        for edge in edges[1:]:  # edges a hair apart are one (a border dragged)
+            if edge - grid[-1] > _SAME_EDGE:
+                grid.append(edge)
+        if len(grid) > _MAX_COLUMNS:
+            return  # no table of Word's: each row as written (and no row spread wide)
+        for row in rows:
+            cells = row.cells
+            if cells and not "".join(cells[-1]).strip():
+                cells = cells[:-1]  # the text after its last \cell: none
+            if len(row.edges) != len(cells) or len(row.edges) == len(grid):
+                continue  # edges that do not match its cells, or no span
+            columns = [bisect_left(grid, edge - _SAME_EDGE) for edge in row.edges]
+            spread: list[list[str]] = []
+            for cell, column in zip(cells, columns, strict=True):
+                spread += [cell] + [[]] * (column - len(spread))
+            row.out[row.at] = _row_text(spread)
 
     def _place_boxes(self, paragraph_in: list[str]) -> None:
         """Add, after the paragraph just ended, the text boxes anchored in it."""
@@ -409,6 +511,8 @@ class _Reader:
     def _format(self, word: str, arg: str | None) -> None:
         """A word that changes how the text after it is read."""
         group = self.group
+        if word in ("trowd", "cellx", "clmrg") and not group.nested_table:
+            self._row_edge(word, arg)
         # Hidden text, and text deleted with tracked changes on (DOCX and ODT leave
         # it out too); one flag for both, as they rarely overlap.
         if word in ("v", "deleted"):
@@ -426,6 +530,21 @@ class _Reader:
                 self.encoding = f"cp{arg}"
         elif word in _CHARSETS:
             self.encoding = _CHARSETS[word]
+
+    def _row_edge(self, word: str, arg: str | None) -> None:
+        """A row definition's start (\\trowd), its next cell's right edge, or a
+        cell merged into the one before it (\\clmrg: an edge of two, which may
+        or may not have a \\cell of its own)."""
+        if word in ("trowd", "clmrg"):
+            self.new_edges, self.merged = word == "trowd", word == "clmrg"
+            return
+        if self.new_edges:  # a \trowd with no \cellx keeps the row's edges
+            self.edges, self.new_edges = [], False
+        if self.merged and self.edges:
+            self.edges[-1] = int(arg or 0)  # widens the cell it is merged into
+        elif len(self.edges) < _MAX_COLUMNS:
+            self.edges.append(int(arg or 0))
+        self.merged = False
 
     def _symbol(self, symbol: str) -> None:
         self.skip = 0
@@ -453,6 +572,20 @@ class _Reader:
             self.group.on_close()
         self.group = self.stack.pop()
         return bool(self.stack)
+
+
+@dataclass(slots=True)
+class _Row:
+    """A table row read: its text stands at ``out[at]``."""
+
+    out: list[str]
+    at: int
+    cells: list[list[str]]
+    edges: list[int]
+
+
+def _row_text(cells: list[list[str]]) -> str:
+    return "".join(line + "\n" for line in table_row_lines(cells))
 
 
 def _add_label(label: list[str], out: list[str]) -> None:

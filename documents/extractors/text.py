@@ -46,9 +46,35 @@ _MAC_ROMAN_SAMPLE = 64 * 1024  # judged by its start: a second a 4 MB file other
 # accented letters (0x80-0xA5) their symbols ("caf‚", "M\x81ller", "se¤or").
 # CP437 first (the US one, boxes and all); then DOS's Western European CP850
 # ("informa‡Æo", "Fran‡ois" in CP437: "ã", "ç" and "ø" moved) and Central
-# European CP852 ("Za¾¢ˆ†" for "Zażółć"), which chardetng does not know: it
-# knows CP866, DOS's Cyrillic. German reads alike in all three.
-_DOS_CODE_PAGES = ("cp437", "cp850", "cp852")
+# European CP852 ("Za¾¢ˆ†" for "Zażółć"), and Greek CP737 ("¥ž ¡˜­â" for "καφέ"),
+# which chardetng does not know: it knows CP866, DOS's Cyrillic. German reads
+# alike in the first three.
+_DOS_CODE_PAGES = ("cp437", "cp850", "cp852", "cp737")
+# Greek from DOS (CP737), which chardetng reads as cp1252, with few odd characters
+# ("š¨ãš¦¨ž" for "γρήγορη"). (When capitals are many it reads it as CP866, and
+# Russian would be read as CP737 as often as Greek could be.) Greek words
+# (a small letter in them: a run of capitals may be dashes, "——" is CP737's "ΩΩ")
+# bear one accent each, or none (short ones), seldom two ("τηλέφωνό μου"); read as
+# CP737, Russian's commonest letters (с т у) are accented ones, and Latin text's
+# accents Greek letters glued to its words (which _dos_odd_characters counts).
+_DOS_GREEK = "cp737"
+_GREEK_WORD = re.compile(r"[\u0370-\u03ff]{2,}")
+_GREEK_ACCENTED = frozenset("άέήίόύώΐΰΆΈΉΊΌΎΏ")
+_GREEK_WORDS = 2  # with a small letter, what the text must show
+_TWO_ACCENTS_PER_WORD = 10  # words of one accent for each of two: at least
+# DOS's Hebrew CP862 has its letters where CP866 has Cyrillic capitals: chardetng
+# reads it as CP866, in capitals only ("ЩМЕН" for "שלום"). Hebrew's final letters
+# (ך ם ן ף ץ: CP866's К Н П У Х) end words, or begin them in text stored in the
+# order it is shown (DOS's visual Hebrew); their other forms (כ מ נ פ צ) do not.
+# Russian in capitals has those letters anywhere, seldom Ш Щ Ъ (Hebrew's common
+# ר ש ת) and often Ы Ь Э Ю Я, which CP862 has as symbols; its small letters are
+# CP862's accented Latin ones. (With boxes, chardetng may read cp1251.)
+_DOS_CYRILLIC, _DOS_HEBREW = "cp866", "cp862"
+_HEBREW_WORD = re.compile(rb"[\x80-\x9a]{2,}")
+_HEBREW_FINAL, _HEBREW_NOT_FINAL = b"\x8a\x8d\x8f\x93\x95", b"\x8b\x8e\x90\x94\x96"
+_RESH_SHIN_TAV = re.compile(rb"[\x98-\x9a]")
+_NOT_HEBREW = re.compile(rb"[\x9b-\xaf\xe0-\xff]")
+_HEBREW_FINALS = 2  # what a text must show, at the right end of its words
 _DOS_LINE = re.compile(rb"([\xb0\xb1\xb2\xc4\xcd\xdb])\1{3}")
 _DOS_ODD_AT_LEAST = 3  # what the code page must read as odd without a line
 _IN_WORDS = frozenset("´·\u00ad")  # it´s, col·lecció, a soft hyphen
@@ -180,6 +206,9 @@ def detect_encoding(data: bytes) -> tuple[str, float]:
         # Its letters are all ASCII: English with "£825" or "½ cup", which chardetng
         # reads as Polish "Ł825" and "˝ cup".
         return _western(data), 0.6
+    boxes = _DOS_LINE.search(data[:_MAC_ROMAN_SAMPLE])
+    if (encoding == _DOS_CYRILLIC or boxes) and _dos_hebrew(data):
+        return _DOS_HEBREW, 0.6
     if encoding in _LATIN_CODE_PAGES and (dos := _dos_code_page(data, encoding)):
         return dos, 0.6
     if encoding in _LATIN_CODE_PAGES and _mac_roman_reads_better(data, encoding):
@@ -212,19 +241,74 @@ def _dos_code_page(data: bytes, encoding: str) -> str | None:
     where ``encoding`` reads a few and Mac Roman one at least (Mac Roman's "für" is
     CP437's "fƒr"; French from DOS, "mangé", is Mac Roman's "mangÇ")."""
     sample = data[:_MAC_ROMAN_SAMPLE]
-    odds = {page: _odd_characters(sample.decode(page)) for page in _DOS_CODE_PAGES}
+    odds = {page: _dos_odd_characters(sample.decode(page)) for page in _DOS_CODE_PAGES}
     dos = min(_DOS_CODE_PAGES, key=odds.__getitem__)  # the first of those alike
     dos_odd = odds[dos]
     text = sample.decode(encoding, "replace")
     odd = _odd_characters(text) + len(_QUOTE_IN_WORD.findall(text))
     if _DOS_LINE.search(sample):
         return dos if dos_odd <= odd else None
+    if dos == _DOS_GREEK:  # Greek words, not Latin ones' accents (those are glued)
+        return dos if dos_odd == 0 and _greek(sample.decode(dos)) else None
     return (
         dos
         if dos_odd == 0  # a code page's "é" (0xE9) is CP437's "Θ" after a small letter
         and odd >= _DOS_ODD_AT_LEAST
         and _odd_characters(sample.decode(_MAC_ROMAN)) > 0
         else None
+    )
+
+
+def _greek(text: str) -> bool:
+    """True for Greek text (read from DOS's CP737): no odd characters, Greek words
+    with small letters, accented once (a word in ten may be twice)."""
+    if _dos_odd_characters(text):
+        return False
+    words = [word for word in _GREEK_WORD.findall(text) if not word.isupper()]
+    accents = [sum(1 for c in word if c in _GREEK_ACCENTED) for word in words]
+    once, twice = accents.count(1), len(accents) - accents.count(0) - accents.count(1)
+    return (
+        len(words) >= _GREEK_WORDS
+        and once > 0
+        and twice * _TWO_ACCENTS_PER_WORD <= once
+    )
+
+
+def _dos_hebrew(data: bytes) -> bool:
+    """True for DOS Hebrew text (CP862) that chardetng reads as CP866: words of
+    its letters only, whose final letters all stand at one end of them, and their
+    other forms never there."""
+    sample = data[:_MAC_ROMAN_SAMPLE]
+    if _NOT_HEBREW.search(sample) or not _RESH_SHIN_TAV.search(sample):
+        return False
+    words = _HEBREW_WORD.findall(sample)
+    for end in (-1, 0):  # the order it is read in, or shown in (visual)
+        ends = bytes(word[end] for word in words)
+        finals = sum(map(ends.count, _HEBREW_FINAL))
+        total = sum(word.count(c) for word in words for c in _HEBREW_FINAL)
+        if (
+            finals >= _HEBREW_FINALS
+            and finals == total  # none inside or at the other end
+            and not any(map(ends.count, _HEBREW_NOT_FINAL))
+        ):
+            return True
+    return False
+
+
+def _dos_odd_characters(text: str) -> int:
+    """Odd characters as ``_odd_characters`` counts them, and letters of another
+    script than Latin glued to an ASCII letter: CP737's Greek for another code
+    page's accents ("Straάe" for "Straße")."""
+    return _odd_characters(text) + sum(
+        1
+        for found in _NON_ASCII.finditer(text)
+        if found.group().isalpha()
+        and not unicodedata.name(found.group(), "").startswith("LATIN")
+        and any(
+            c.isascii() and c.isalpha()
+            for c in text[found.start() - 1 : found.start()]
+            + text[found.end() : found.end() + 1]
+        )
     )
 
 

@@ -316,8 +316,9 @@ def test_docx_equations_are_read_and_moved_text_is_read_once(tmp_path: Path) -> 
 
 
 def test_html_blocks_of_old_pages_and_forms_do_not_glue_words(tmp_path: Path) -> None:
-    # <center> (old pages), options, summaries and text areas show on lines of
-    # their own; their words ran into the next: "Annual ReportBody", "FirstSecond".
+    # <center> (old pages), summaries and text areas show on lines of their own;
+    # their words ran into the next: "Annual ReportBody", "MoreDetail". A drop-down
+    # shows only its first option, in its box (test_unseen_producers4).
     page = (
         b"<html><body><center><b>Annual Report</b></center>Body text."
         b"<select><option>First</option><option>Second</option></select>"
@@ -327,9 +328,7 @@ def test_html_blocks_of_old_pages_and_forms_do_not_glue_words(tmp_path: Path) ->
     text = extract(write(tmp_path, "old.html", page)).text
     assert text.splitlines() == [
         "Annual Report",
-        "Body text.",
-        "First",
-        "Second",
+        "Body text. First",
         "More",
         "Detail",
         "Note",
