@@ -16,7 +16,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.db import connections
 from django.db.models import Q, QuerySet
-from django.db.models.functions import Length, Lower, Substr
+from django.db.models.functions import Length, Substr
 from django.http import (
     FileResponse,
     Http404,
@@ -52,7 +52,7 @@ from documents.extractors.formats import (
     type_choices,
 )
 from documents.forms import DocumentFilterForm, UploadForm
-from documents.models import Document, Tag
+from documents.models import Document, Tag, shown_name
 from documents.pagination import CountedPaginator, StatusCounts, Tally
 from documents.search import SearchTooBroad, parse_query, search_documents
 from documents.services import (
@@ -88,8 +88,9 @@ TEXT_PREVIEW_CHARS = 100_000
 SORTS: dict[str, tuple] = {
     "-date": ("-created_at", "-id"),
     "date": ("created_at", "id"),
-    "name": (Lower("original_filename"), "id"),
-    "-name": (Lower("original_filename").desc(), "-id"),
+    # By the name the list shows (a title, else the file name), in any case.
+    "name": (shown_name(), "id"),
+    "-name": (shown_name().desc(), "-id"),
     "size": ("size", "id"),
     "-size": ("-size", "-id"),
 }
@@ -298,7 +299,6 @@ def document_list(request: HttpRequest) -> HttpResponse:
         found=tally.found_ids(filters.get("status")),
     )
     page = paginator.get_page(request.GET.get("page"))
-    types = _types(mine, whole_library=request.user.is_staff)
     any_active = any(is_active(d.status) for d in page)
     context = {
         "page": page,
@@ -310,7 +310,7 @@ def document_list(request: HttpRequest) -> HttpResponse:
             (s, label, counts.get(s, Tally(0))) for s, label in Status.choices
         ],
         "total": tally.total,
-        "types": sorted(((t, format_label(t)) for t in types), key=lambda t: t[1]),
+        "types": _type_choices(request.user, filters.get("type", "")),
         "tags": _tag_choices(request.user, filters.get("tag", "")),
         "any_active": any_active,
         "self_refresh": _self_refresh(any_active),
@@ -327,6 +327,18 @@ def _tag_choices(user, asked: str) -> list[str]:
     if asked and asked.casefold() not in {name.casefold() for name in names}:
         names.append(asked)
     return names
+
+
+def _type_choices(user, asked: str) -> list[tuple[str, str]]:
+    """The type menu of the list and of the search, (MIME type, label) by label: the
+    types of the documents the person may list (staff: the library's), and the format
+    asked for if none has it, so that the menu shows it chosen and the next "Filter"
+    or "Search" keeps it. The search's listed all 28 formats, most of which the
+    person had none of; it takes these types, a format no longer read included."""
+    types = set(_types(Document.objects.for_user(user), whole_library=user.is_staff))
+    if asked in dict(type_choices()):
+        types.add(asked)
+    return sorted(((t, format_label(t)) for t in types), key=lambda t: t[1].lower())
 
 
 # The library's types, one lookup of the index on the type (doc_type) each: a loose
@@ -488,7 +500,8 @@ def search(request: HttpRequest) -> HttpResponse:
     status = request.GET.get("status", "")
     status = status if status in Status.values else ""
     mime_type = request.GET.get("type", "")
-    mime_type = mime_type if mime_type in dict(type_choices()) else ""
+    types = _type_choices(request.user, mime_type)
+    mime_type = mime_type if mime_type in dict(types) else ""
     page = request.GET.get("page", "1")
     page = int(page) if page.isascii() and page.isdigit() and len(page) < 6 else 1
     page = min(max(page, 1), SEARCH_MAX_PAGE)
@@ -497,7 +510,7 @@ def search(request: HttpRequest) -> HttpResponse:
         "status": status,
         "type": mime_type,
         "statuses": Status.choices,
-        "types": type_choices(),
+        "types": types,
         "page": page,
         "first": (page - 1) * SEARCH_PAGE_SIZE + 1,
     }
