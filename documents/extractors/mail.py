@@ -6,14 +6,14 @@ from __future__ import annotations
 import base64
 import binascii
 import io
-import itertools
 import os
 import re
 from collections.abc import Iterator
+from contextvars import ContextVar
 from email import errors
+from email.feedparser import BytesFeedParser
 from email.message import EmailMessage
-from email.parser import BytesParser
-from email.policy import EmailPolicy
+from email.policy import EmailPolicy, Policy
 from typing import Any
 
 from .attachments import Attached, Attachments, names_line, separated
@@ -75,7 +75,10 @@ _SEALED_NOTE = (
 # costs that again: real messages have tens of parts and headers of a few KB. Past
 # these, the first parts are read, the rest left out and noted, and a header is cut.
 _MAX_PARTS = 500
-_MAX_PART_LINES = 2 * _MAX_PARTS  # the boundary lines opening parts
+# The parser's parts in all while one e-mail is read, its forwarded messages' too
+# (each parsed from its own bytes): past them it stops (_PartBudget).
+_MAX_PARSED = 4 * _MAX_PARTS
+_FEED_BYTES = 8 * 1024  # the parser is fed this much at a time
 _MAX_PART_HEADERS = 256 * 1024  # the parts' headers together, in characters
 _MAX_HEADER_CHARS = 100_000
 _PARTS_NOTE = (
@@ -213,8 +216,10 @@ class _Mail:
             return payload
         raw = str(payload).encode("ascii", "surrogateescape")
         for found in _BOUNDARY_LINE.finditer(raw):
+            if _parsing_stopped():  # each try would copy the body, and find nothing
+                break
             boundary = found.group(1)
-            wrapper = BytesParser(policy=_POLICY).parsebytes(
+            wrapper = _parse(
                 b'Content-Type: multipart/mixed; boundary="'
                 + boundary
                 + b'"\r\n\r\n'
@@ -250,28 +255,50 @@ def extract_emlx(
     return _message_text(data if message is None else message, options)
 
 
+class _PartBudget:
+    """The parser's message factory, counting the parts it makes while one e-mail
+    is read. A boundary line alone opens a part ("--b" and a line: 6 bytes), and
+    a forwarded message is parsed from its own bytes (base64, an attached .eml):
+    1.4 MB of either took the parser 20 s (an upload of 50 MB, many minutes),
+    whatever boundary lines with headers the e-mail itself shows."""
+
+    def __init__(self) -> None:
+        self.left = _MAX_PARSED
+
+    def __call__(self, policy: Policy) -> EmailMessage:
+        self.left -= 1
+        return EmailMessage(policy=policy)
+
+
+_BUDGET: ContextVar[_PartBudget] = ContextVar("mail_part_budget")
+
+
+def _parsing_stopped() -> bool:
+    """Whether the e-mail being read has spent its parts: nothing more is parsed."""
+    budget = _BUDGET.get(None)
+    return budget is not None and budget.left < 0
+
+
 def _message_text(data: bytes, options: ExtractOptions) -> ExtractionResult:
     """The text of a message, from its bytes: see extract_email."""
+    budget = _BUDGET.set(_PartBudget())
     try:
         return _read_message(data, options)
     except RecursionError:  # the parser's, or the walk's: nested far past reason
         raise RefusedFileError(_TOO_DEEP) from None
+    finally:
+        _BUDGET.reset(budget)
 
 
 def _read_message(data: bytes, options: ExtractOptions) -> ExtractionResult:
-    cut = [
-        m.start()
-        for m in itertools.islice(_BOUNDARY_LINE.finditer(data), _MAX_PART_LINES)
-    ]
-    if len(cut) == _MAX_PART_LINES:
-        data = data[: cut[-1]]
     message = _parse(data)
-    pruned = _pruned(message) or len(cut) == _MAX_PART_LINES
+    pruned = _pruned(message)
     mail = _Mail(message)
     attachments = _Attachments(options)
     attachments.ending = None if pruned else _ending(message)
     text = TextBuilder(options.max_chars)
     text.extend(_lines(message, mail, attachments))
+    pruned = pruned or _parsing_stopped()  # parts left out
     body = text.text.strip("\n")
     broken = (
         _BROKEN_NOTE.format(what="; ".join(dict.fromkeys(mail.broken)))
@@ -488,7 +515,15 @@ def _parse(data: bytes) -> EmailMessage:
     codec = bom_codec(data)
     if codec:
         data = data.decode(codec, "replace").encode()
-    return BytesParser(policy=_POLICY).parsebytes(data)
+    budget = _BUDGET.get(None) or _PartBudget()
+    parser = BytesFeedParser(_factory=budget, policy=_POLICY)
+    # Fed as the standard library's parser feeds itself, stopped once the e-mail's
+    # parts are spent: what was read is kept, its last part maybe cut short.
+    for start in range(0, len(data), _FEED_BYTES):
+        if budget.left < 0:
+            break
+        parser.feed(data[start : start + _FEED_BYTES])
+    return parser.close()
 
 
 def _is_attached_email(part: EmailMessage) -> bool:
