@@ -11,6 +11,7 @@ import pytest
 from documents.extractors import mail
 from documents.extractors.base import ExtractOptions
 from documents.extractors.mail import extract_email
+from documents.extractors.text import detect_encoding
 
 PARTS_NOTE = "It has more than 500 parts (attachments and body parts)"
 
@@ -114,3 +115,23 @@ def test_once_parsing_stops_a_body_is_not_parsed_again_for_each_boundary(
     result = _read(tmp_path, data)
     assert PARTS_NOTE in result.note
     assert len(parsed) < 10
+
+
+BOX = "╔══════════╗\n║ Report ║\n╚══════════╝\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "code_page"),
+    [
+        # Read as CP737 Greek ("ωρλξέ, ςις νξτι?") since CP737 was tried, then CP852.
+        (BOX + "Как дела, всё хорошо?\n", "cp866"),
+        (BOX + "Отчёт готов. Завтра встретимся в восемь.\n", "cp866"),
+        (BOX + "Το γρήγορο καφέ είναι έτοιμο για σένα.\n", "cp737"),
+        (BOX + "Zażółć gęślą jaźń, dobrze.\n", "cp852"),
+        (BOX + "Müller, café, señor.\n", "cp437"),
+    ],
+)
+def test_dos_text_with_boxes_is_read_in_its_own_code_page(text, code_page):
+    data = text.encode(code_page)
+    found, _ = detect_encoding(data)
+    assert data.decode(found) == text, found

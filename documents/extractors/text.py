@@ -70,6 +70,7 @@ _TWO_ACCENTS_PER_WORD = 10  # words of one accent for each of two: at least
 # ר ש ת) and often Ы Ь Э Ю Я, which CP862 has as symbols; its small letters are
 # CP862's accented Latin ones. (With boxes, chardetng may read cp1251.)
 _DOS_CYRILLIC, _DOS_HEBREW = "cp866", "cp862"
+_CYRILLIC_WORD = re.compile(r"[\u0400-\u04ff]{3,}")
 _HEBREW_WORD = re.compile(rb"[\x80-\x9a]{2,}")
 _HEBREW_FINAL, _HEBREW_NOT_FINAL = b"\x8a\x8d\x8f\x93\x95", b"\x8b\x8e\x90\x94\x96"
 _RESH_SHIN_TAV = re.compile(rb"[\x98-\x9a]")
@@ -247,7 +248,22 @@ def _dos_code_page(data: bytes, encoding: str) -> str | None:
     text = sample.decode(encoding, "replace")
     odd = _odd_characters(text) + len(_QUOTE_IN_WORD.findall(text))
     if _DOS_LINE.search(sample):
-        return dos if dos_odd <= odd else None
+        # Russian from DOS (CP866), its boxes taken by chardetng for a Latin code
+        # page's letters: CP737's Greek letters are its Cyrillic ones, read as Greek
+        # only if they make Greek words.
+        # only if they make Greek words. Cyrillic words that read as cleanly as a
+        # Latin page's letters are CP866's ("Как дела" is CP852's "Őá¬ Ąąźá").
+        cyrillic = sample.decode(_DOS_CYRILLIC)
+        odds[_DOS_CYRILLIC] = _dos_odd_characters(cyrillic)
+        if not _greek(sample.decode(_DOS_GREEK)):
+            del odds[_DOS_GREEK]
+        dos = min(odds, key=odds.__getitem__)  # the first of those alike
+        if (
+            odds[_DOS_CYRILLIC] == odds[dos]
+            and len(_CYRILLIC_WORD.findall(cyrillic)) > 1
+        ):
+            dos = _DOS_CYRILLIC
+        return dos if odds[dos] <= odd else None
     if dos == _DOS_GREEK:  # Greek words, not Latin ones' accents (those are glued)
         return dos if dos_odd == 0 and _greek(sample.decode(dos)) else None
     return (
