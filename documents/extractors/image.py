@@ -250,7 +250,7 @@ def _read(
         which = f"Page {thin[0]} is" if frames > 1 and len(thin) == 1 else which
         notes.append(f"{which} {_THIN.format(_MAX_THINNESS)}.")
     confidence = sum(confidences) / len(confidences) / 100 if confidences else 0.0
-    if not text.text.strip():
+    if not text.text.strip() and len(thin) < count:  # some page was OCRed
         notes.insert(0, "OCR found no text in this image.")
     return ExtractionResult(
         text.text,
