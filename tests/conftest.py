@@ -86,6 +86,20 @@ def may_delete_documents(user):
 
 
 @pytest.fixture
+def viewer(django_user_model):
+    """View-only staff as the README makes them: staff with "Can view queue item"."""
+    person = django_user_model.objects.create_user(
+        "watcher", password="watcher-password-1", is_staff=True
+    )
+    person.user_permissions.add(
+        Permission.objects.get(
+            content_type__app_label="jobqueue", codename="view_queueitem"
+        )
+    )
+    return person
+
+
+@pytest.fixture
 def staff_user(django_user_model):
     """An operator: staff who may steer the queue."""
     return grant_operator(

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.admin.models import LogEntry
-from django.contrib.auth.models import Permission
 from django.contrib.messages import get_messages
 from django.urls import reverse
 
@@ -27,20 +26,6 @@ QUEUE = reverse("admin:jobqueue_queueitem_changelist")
 DASHBOARD = reverse("admin:jobqueue_dashboard")
 WORKERS = reverse("admin:jobqueue_workerheartbeat_changelist")
 METRICS = reverse("admin:jobqueue_extractionmetric_changelist")
-
-
-@pytest.fixture
-def viewer(django_user_model):
-    """View-only staff as the README makes them: staff with "Can view queue item"."""
-    person = django_user_model.objects.create_user(
-        "watcher", password="watcher-password-1", is_staff=True
-    )
-    person.user_permissions.add(
-        Permission.objects.get(
-            content_type__app_label="jobqueue", codename="view_queueitem"
-        )
-    )
-    return person
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ import signal
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth.models import Permission
 from django.core.management import call_command
 from django.urls import reverse
 from django.utils import timezone
@@ -34,20 +33,6 @@ def operator(django_user_model):
     return grant_operator(
         django_user_model.objects.create_user("operator", password="op-password-12")
     )
-
-
-@pytest.fixture
-def viewer(django_user_model):
-    """View-only staff as the README makes them: staff with "Can view queue item"."""
-    person = django_user_model.objects.create_user(
-        "watcher", password="watcher-password-1", is_staff=True
-    )
-    person.user_permissions.add(
-        Permission.objects.get(
-            content_type__app_label="jobqueue", codename="view_queueitem"
-        )
-    )
-    return person
 
 
 def row_of(page: str, worker_id: str) -> str:

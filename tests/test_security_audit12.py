@@ -16,6 +16,7 @@ from django.utils import timezone
 from knox.models import AuthToken
 
 from documents.tokens import UNKNOWN_KEY, create_token
+from jobqueue.admin import QueueItemAdmin
 from jobqueue.models import QueueControl, QueueItem, Status
 
 API_URL = "/api/documents/"
@@ -104,16 +105,7 @@ def documents_staff(django_user_model):
     return staff
 
 
-QUEUE_ACTIONS = (
-    "retry_jobs",
-    "retry_anyway",
-    "cancel_jobs",
-    "stop_jobs",
-    "release_jobs",
-    "raise_priority",
-    "lower_priority",
-    "delete_selected",
-)
+QUEUE_ACTIONS = QueueItemAdmin.actions
 
 
 @pytest.mark.django_db
