@@ -4,6 +4,7 @@ that stay cheap over a staff member's whole library (bench/staff_scale.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections import Counter
 
@@ -238,6 +239,14 @@ class CountedPaginator(IdsFirstPaginator):
         self.count = count
         self.estimated = not getattr(count, "exact", True)
         self.found = found
+
+    def get_page(self, number: object) -> Page:
+        """Django's, but a number under 1 (``?page=0``, a link counting from 0) is
+        the first page: Django answered the last, far from what was asked."""
+        with contextlib.suppress(TypeError, ValueError):
+            if int(str(number)) < 1:
+                number = 1
+        return super().get_page(number)
 
     def page(self, number: object) -> Page:
         if self.found is None:

@@ -527,3 +527,14 @@ def test_uploaded_files_are_not_served_by_url(user_client, make_document):
     doc = make_document()
     for prefix in ("/media/", "/", "/static/"):
         assert user_client.get(prefix + doc.file.name).status_code == 404
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("asked", ["0", "-1"])
+def test_a_page_number_under_one_is_the_first_page(user_client, many_documents, asked):
+    """Django's get_page answered the last page for ?page=0: far from what a link
+    counting from 0 meant. Past the last is still the last."""
+    response = user_client.get(f"/documents/?page={asked}")
+    assert response.context["page"].number == 1
+    assert row_names(response)[0] == many_documents[-1].original_filename
+    assert user_client.get("/documents/?page=99").context["page"].number == 2
