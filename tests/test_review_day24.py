@@ -135,3 +135,30 @@ def test_dos_text_with_boxes_is_read_in_its_own_code_page(text, code_page):
     data = text.encode(code_page)
     found, _ = detect_encoding(data)
     assert data.decode(found) == text, found
+
+
+def test_a_forwarded_message_is_parsed_once(tmp_path: Path, monkeypatch) -> None:
+    """Its name (its subject, for a message/rfc822 part without a file name) and its
+    text each parsed it from its bytes: twice the time, twice the part budget."""
+    parsed: list[int] = []
+    parse = mail._parse
+
+    def counted(data: bytes):
+        parsed.append(len(data))
+        return parse(data)
+
+    monkeypatch.setattr(mail, "_parse", counted)
+    inner = b"From: c@example.com\r\nSubject: Minutes\r\n\r\nThe minutes.\r\n"
+    outer = (
+        b"From: b@example.com\r\nSubject: outer\r\nMIME-Version: 1.0\r\n"
+        b'Content-Type: multipart/mixed; boundary="o"\r\n\r\n'
+        b"--o\r\nContent-Type: text/plain\r\n\r\nSee below.\r\n"
+        b"--o\r\nContent-Type: message/rfc822\r\n"
+        b"Content-Transfer-Encoding: base64\r\n\r\n"
+        + base64.encodebytes(inner)
+        + b"--o--\r\n"
+    )
+    result = _read(tmp_path, outer)
+    assert "The minutes." in result.text
+    assert "Minutes.eml" in result.text
+    assert len(parsed) == 2  # the e-mail, then the forwarded message

@@ -538,7 +538,14 @@ def _forwarded(part: EmailMessage) -> EmailMessage | None:
     """The message a message/rfc822 part or an attached .eml file holds; None when
     it was not parsed as one (it is named only). One sent in base64, which RFC
     2046 forbids and Exchange does, is parsed from its decoded bytes: else it is a
-    message of no headers and a body of base64."""
+    message of no headers and a body of base64. Parsed once: its name (its
+    subject) and its text both ask for it, and each parse spends the part budget."""
+    if not hasattr(part, "_forwarded_message"):
+        part._forwarded_message = _parsed_forwarded(part)
+    return part._forwarded_message
+
+
+def _parsed_forwarded(part: EmailMessage) -> EmailMessage | None:
     if part.get_content_type() != "message/rfc822":
         return _parse(_payload(part)[0])
     try:
