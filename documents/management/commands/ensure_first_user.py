@@ -8,6 +8,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
 
 
 class Command(BaseCommand):
@@ -35,11 +36,20 @@ class Command(BaseCommand):
         except ValidationError as error:
             raise CommandError(f"“{username}”: {' '.join(error.messages)}") from None
         password = secrets.token_urlsafe(12)
-        User.objects.create_superuser(username=username, password=password)
         note = settings.VAR_DIR / "first-user.txt"
-        note.parent.mkdir(parents=True, exist_ok=True)
-        note.write_text(f"username: {username}\npassword: {password}\n")
-        note.chmod(0o600)
+        # A note that cannot be written undoes the user: else its password is
+        # known to no one, and the next run says "Users exist".
+        with transaction.atomic():
+            User.objects.create_superuser(username=username, password=password)
+            try:
+                note.parent.mkdir(parents=True, exist_ok=True)
+                note.write_text(f"username: {username}\npassword: {password}\n")
+                note.chmod(0o600)
+            except OSError as error:
+                raise CommandError(
+                    f"Could not write {note} ({error.strerror or error}); no user "
+                    "was created. Make that folder writable and run it again."
+                ) from None
         self.stdout.write(
             self.style.SUCCESS(
                 f"Created superuser “{username}” with password {password} "

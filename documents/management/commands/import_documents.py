@@ -26,6 +26,10 @@ NOT_READ = "not a supported format"
 REFUSED = "refused"
 UNREADABLE = "unreadable"
 DUPLICATE = "duplicate"
+LINK_SKIPPED = (
+    f"{UNREADABLE}: a symbolic link; links in a folder are not followed (name the "
+    "file itself to import it)"
+)
 
 
 class Command(BaseCommand):
@@ -73,7 +77,7 @@ class Command(BaseCommand):
         # (path, why in a few words, the whole message)
         skipped = [
             (path, NOT_READ, f"{NOT_READ} (by its name)") for path in self.unsupported
-        ]
+        ] + self.walk_skipped
         show_bar = verbosity > 0 and sys.stderr.isatty()
         done, interrupted = 0, False
         try:
@@ -87,14 +91,14 @@ class Command(BaseCommand):
         except KeyboardInterrupt:
             # Each file is imported whole or not at all: say what was done.
             interrupted = True
-        total = len(files) + len(self.unsupported)
+        total = len(files) + len(self.unsupported) + len(self.walk_skipped)
         self.stdout.write(
             f"Imported {imported} of {total} files; skipped {len(skipped)}."
         )
         if self.hidden:
             self.stdout.write(f"Left out {self.hidden} hidden files or folders.")
         for path, _why, message in skipped:
-            self.stdout.write(f"  skipped {path}: {message}")
+            self.stdout.write(f"  skipped {_shown(path)}: {message}")
         if self.unsupported:
             # Once, not on each line: a folder may hold thousands of such names.
             self.stdout.write(f"Formats accepted: {accepted_labels()}.")
@@ -132,6 +136,8 @@ class Command(BaseCommand):
         # Found in folders, where a link is not followed: one put in a drop folder
         # (notes.txt → the server's .env) would import what it points at.
         self.walked: set[Path] = set()
+        # Skipped while walking: folder links, folders that cannot be listed.
+        self.walk_skipped: list[tuple[Path, str, str]] = []
         for raw in paths:
             path = Path(raw)
             if path.is_dir():
@@ -148,9 +154,19 @@ class Command(BaseCommand):
         """Files under ``folder`` named like a format we know. Hidden entries (.git,
         .DS_Store) are not entered at all; other names are skipped, and said so."""
         found: list[Path] = []
-        for root, dirs, names in os.walk(folder):
+
+        def unlisted(error: OSError) -> None:  # os.walk would go on without a word
+            self.walk_skipped.append(
+                (Path(error.filename), UNREADABLE, f"{UNREADABLE}: {error.strerror}")
+            )
+
+        for root, dirs, names in os.walk(folder, onerror=unlisted):
             self.hidden += sum(d.startswith(".") for d in dirs)
             dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            for name in [d for d in dirs if os.path.islink(os.path.join(root, d))]:
+                # os.walk does not enter it; say so, as for a link to a file.
+                dirs.remove(name)
+                self.walk_skipped.append((Path(root, name), UNREADABLE, LINK_SKIPPED))
             for name in sorted(names):
                 if name.startswith("."):
                     self.hidden += 1
@@ -172,15 +188,14 @@ class Command(BaseCommand):
             handle = open(path, "rb", opener=opener)  # noqa: SIM115
         except OSError as error:  # gone meanwhile, a dangling link, no permission
             if error.errno == errno.ELOOP and path in self.walked:
-                return UNREADABLE, (
-                    f"{UNREADABLE}: a symbolic link; links in a folder are not "
-                    "followed (name the file itself to import it)"
-                )
+                return UNREADABLE, LINK_SKIPPED
             return UNREADABLE, f"{UNREADABLE}: {error.strerror or error}"
         with handle:
             if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
                 return UNREADABLE, f"{UNREADABLE}: not a regular file"
-            file = File(handle, name=path.name)
+            # A name in another encoding (Latin-1) keeps a mark where its
+            # letters were, rather than losing them without a trace.
+            file = File(handle, name=os.fsencode(path.name).decode("utf-8", "replace"))
             try:
                 checked = check_upload(file)
             except ValidationError as error:
@@ -210,3 +225,14 @@ def _open_nonblocking(path: str, flags: int) -> int:
 
 def _open_in_folder(path: str, flags: int) -> int:
     return _open_nonblocking(path, flags | os.O_NOFOLLOW)
+
+
+def _shown(path: Path) -> str:
+    """A path to print on one line: bytes of another encoding (which a strict UTF-8
+    stdout refuses) and control characters (a newline, a terminal's escapes) as
+    backslash escapes."""
+    text = os.fsencode(path).decode("utf-8", "backslashreplace")
+    return "".join(
+        ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii")
+        for ch in text
+    )
