@@ -94,6 +94,26 @@ def test_import_interrupted_says_what_it_did_and_exits_130(user, tmp_path, monke
     assert Document.objects.get().original_filename == "a.txt"
 
 
+def test_import_interrupted_while_walking_exits_130_without_a_traceback(
+    user, tmp_path, monkeypatch
+):
+    folder = tmp_path / "inbox"
+    folder.mkdir()
+    (folder / "a.txt").write_text("words")
+
+    def ctrl_c(self, folder):
+        raise KeyboardInterrupt  # in a large folder's walk, before any import
+
+    monkeypatch.setattr(import_documents.Command, "_walk", ctrl_c)
+    try:
+        _out, error = import_folder(folder)
+    except KeyboardInterrupt:
+        pytest.fail("Ctrl+C while walking ended the import with a traceback")
+    assert error is not None and error.returncode == 130
+    assert str(error) == "Interrupted while looking for files: nothing was imported."
+    assert not Document.objects.exists()
+
+
 def test_import_lists_the_accepted_formats_once(user, tmp_path: Path):
     folder = tmp_path / "inbox"
     folder.mkdir()

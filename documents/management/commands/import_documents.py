@@ -72,7 +72,13 @@ class Command(BaseCommand):
             user = User.objects.get(**{User.USERNAME_FIELD: owner})
         except User.DoesNotExist:
             raise CommandError(f"No user named “{owner}”.") from None
-        files = self._collect(paths)
+        try:
+            files = self._collect(paths)
+        except KeyboardInterrupt:  # a large folder's walk: nothing imported yet
+            raise CommandError(
+                "Interrupted while looking for files: nothing was imported.",
+                returncode=130,
+            ) from None
         imported = 0
         # (path, why in a few words, the whole message)
         skipped = [
