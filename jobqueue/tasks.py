@@ -13,6 +13,7 @@ import logging
 import re
 import threading
 from collections.abc import Iterable
+from datetime import UTC
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +55,18 @@ class QueueBackend(BaseTaskBackend):
 
     def validate_task(self, task: Task) -> None:
         super().validate_task(task)
+        # A time past the years 1..9999 once in UTC, as both databases store it:
+        # SQLite's enqueue failed with an OverflowError, and PostgreSQL stored a
+        # time no read of it could load ("timestamp too large"): every idle
+        # worker's look for the next due job then failed, and so did the admin.
+        if task.run_after is not None:
+            try:
+                task.run_after.astimezone(UTC)
+            except OverflowError:
+                raise InvalidTaskError(
+                    "run_after must fall within the years 1 to 9999 in UTC "
+                    f"({task.run_after.isoformat()} given)."
+                ) from None
         # A DataError at enqueue on PostgreSQL, and kept by SQLite, until now.
         if storable(task.queue_name) != task.queue_name:
             raise InvalidTaskError(
@@ -80,6 +93,13 @@ class QueueBackend(BaseTaskBackend):
         self.validate_task(task)
         _check_importable(task)
         run_after = task.run_after.isoformat() if task.run_after else None
+        # A run_after already past is due now: queued as pending, its wait counted
+        # from now. Kept waiting for a time before it was queued, the backlog
+        # figure (docqueue_oldest_pending_seconds) counted from that time: a task
+        # queued "for an hour ago" showed an hour's backlog before any worker looked.
+        due_after = task.run_after
+        if due_after is not None and due_after <= db_now():
+            due_after = None
         item = QueueManager(Operation.TASK).enqueue_job(
             Operation.TASK,
             payload={
@@ -94,7 +114,7 @@ class QueueBackend(BaseTaskBackend):
             },
             priority=task.priority,
             queue_name=task.queue_name,
-            run_after=task.run_after,
+            run_after=due_after,
         )
         result = task_result(item)
         task_enqueued.send(type(self), task_result=result)
@@ -259,7 +279,10 @@ def task_result(
     payload = item.payload
     task = _task(
         payload["task"],
-        item.priority,
+        # A whole float (``using(priority=5.0)``, which django-tasks accepts) is the
+        # int the database stores: as 5.0 the cache (5 == 5.0) gave every later
+        # result of priority 5 a task of priority 5.0.
+        int(item.priority),
         item.queue_name,
         payload["backend"],
         payload.get("run_after"),
