@@ -71,9 +71,6 @@ def edit(request: HttpRequest, pk: int) -> HttpResponse:
                 raise Http404 from None
             messages.success(request, "The title and tags were saved.")
             return redirect(document)
-        # Straight back to what needs fixing, for keyboards and screen readers.
-        invalid = [name for name in form.fields if name in form.errors]
-        form.fields[invalid[0]].widget.attrs["autofocus"] = True
     else:
         tags = ", ".join(tag.name for tag in document.tags.all())
         form = DocumentDetailsForm(initial={"title": document.title, "tags": tags})
