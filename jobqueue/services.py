@@ -762,6 +762,8 @@ class QueueManager:
         stale_after_seconds: float | None = None,
         at_most: float | None = None,
         poll: float = 0.2,
+        *,
+        silent: dict[str, Any] | None = None,
     ) -> list[str]:
         """Before a process that has just reached the database rescues by heartbeat
         (a cron run, the operators' command): give each silent worker holding jobs
@@ -769,12 +771,14 @@ class QueueManager:
         stale and the live ones beat within an interval of the database's return,
         which is at most a third of the stale threshold (the workers refuse a
         longer one): the grace is that, plus a second, and ``at_most`` seconds if
-        given. Returns the workers still silent (those a rescue may take jobs from)."""
+        given. Returns the workers still silent (those a rescue may take jobs from).
+        ``silent``: ``silent_holders``' answer, if the caller has asked it already."""
         stale_after_seconds = stale_after_seconds or stale_after()
         grace = stale_after_seconds / 3 + 1.0
         if at_most is not None:
             grace = min(grace, max(at_most, 0.0))
-        silent = self.silent_holders(stale_after_seconds)
+        if silent is None:
+            silent = self.silent_holders(stale_after_seconds)
         deadline = time.monotonic() + grace
         while silent and time.monotonic() < deadline:
             time.sleep(min(poll, max(deadline - time.monotonic(), 0.0)))

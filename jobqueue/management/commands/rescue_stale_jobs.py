@@ -70,10 +70,11 @@ class Command(BaseCommand):
                 returncode=EXIT_BAD_OPTIONS,
             )
         queue = QueueManager()
+        threshold = heartbeat_seconds or stale_after()
         # Run right after a database outage, every worker's heartbeat is stale:
         # the live ones get the time they take to beat again, and keep their jobs.
-        silent = len(queue.silent_holders(heartbeat_seconds))
-        if silent and verbosity:
+        holders = queue.silent_holders(threshold)
+        if holders and verbosity:
             # The wait takes up to a third of the threshold: not a hang. A note
             # on stderr: stdout says what was done.
             self.stderr.write(
@@ -82,12 +83,12 @@ class Command(BaseCommand):
                     "beats again within a third of %(silent)g s.",
                     "Waiting for %(count)d silent workers holding jobs: live ones "
                     "beat again within a third of %(silent)g s.",
-                    silent,
+                    len(holders),
                 )
-                % {"count": silent, "silent": heartbeat_seconds or stale_after()}
+                % {"count": len(holders), "silent": threshold}
             )
-        queue.wait_for_silent_workers(heartbeat_seconds)
-        dead = queue.rescue_stale_workers(heartbeat_seconds)
+        queue.wait_for_silent_workers(threshold, silent=holders)
+        dead = queue.rescue_stale_workers(threshold)
         slow = queue.cleanup_stale_jobs(stale_threshold_minutes=minutes)
         if verbosity == 0:  # from cron: the rescues are logged (WARNING) anyway
             return
@@ -99,7 +100,6 @@ class Command(BaseCommand):
         # Run right after killing a worker, it rescues nothing yet: say why, and when.
         held = QueueItem.objects.filter(status=Status.PROCESSING).count()
         if held:
-            silent = heartbeat_seconds or stale_after()
             self.stdout.write(
                 ngettext(
                     "%(count)d job is still processing: its worker was heard from, "
@@ -111,5 +111,5 @@ class Command(BaseCommand):
                     "then.",
                     held,
                 )
-                % {"count": held, "silent": silent}
+                % {"count": held, "silent": threshold}
             )
