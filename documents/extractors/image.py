@@ -232,7 +232,7 @@ def _read(
         if index:  # the first is the image it opened at
             image.seek(index)
         width, height = image.size
-        if width * height > MAX_PIXELS or max(width, height) > MAX_SIDE:
+        if _too_large_to_read(image.size):
             raise UnsupportedFileError(_too_large(width * height, (width, height)))
         if _too_thin(image.size):
             thin.append(index + 1)
@@ -378,8 +378,7 @@ def _picture_page(data: bytes) -> tuple[Image.Image | None, bool]:
         warnings.simplefilter("error", Image.DecompressionBombWarning)
         try:
             with Image.open(io.BytesIO(data)) as image:
-                width, height = image.size
-                if width * height > MAX_PIXELS or max(width, height) > MAX_SIDE:
+                if _too_large_to_read(image.size):
                     return None, True
                 if _too_thin(image.size):  # a rule, a border: no text
                     return None, False
@@ -388,6 +387,10 @@ def _picture_page(data: bytes) -> tuple[Image.Image | None, bool]:
             return None, True
         except (OSError, SyntaxError, ValueError, EOFError):
             return None, False
+
+
+def _too_large_to_read(size: tuple[int, int]) -> bool:
+    return size[0] * size[1] > MAX_PIXELS or max(size) > MAX_SIDE
 
 
 def _too_thin(size: tuple[int, int]) -> bool:
