@@ -242,7 +242,8 @@ def _dos_code_page(data: bytes, encoding: str) -> str | None:
     where ``encoding`` reads a few and Mac Roman one at least (Mac Roman's "für" is
     CP437's "fƒr"; French from DOS, "mangé", is Mac Roman's "mangÇ")."""
     sample = data[:_MAC_ROMAN_SAMPLE]
-    odds = {page: _dos_odd_characters(sample.decode(page)) for page in _DOS_CODE_PAGES}
+    texts = {page: sample.decode(page) for page in _DOS_CODE_PAGES}
+    odds = {page: _dos_odd_characters(text) for page, text in texts.items()}
     dos = min(_DOS_CODE_PAGES, key=odds.__getitem__)  # the first of those alike
     dos_odd = odds[dos]
     text = sample.decode(encoding, "replace")
@@ -250,12 +251,11 @@ def _dos_code_page(data: bytes, encoding: str) -> str | None:
     if _DOS_LINE.search(sample):
         # Russian from DOS (CP866), its boxes taken by chardetng for a Latin code
         # page's letters: CP737's Greek letters are its Cyrillic ones, read as Greek
-        # only if they make Greek words.
         # only if they make Greek words. Cyrillic words that read as cleanly as a
         # Latin page's letters are CP866's ("Как дела" is CP852's "Őá¬ Ąąźá").
         cyrillic = sample.decode(_DOS_CYRILLIC)
         odds[_DOS_CYRILLIC] = _dos_odd_characters(cyrillic)
-        if not _greek(sample.decode(_DOS_GREEK)):
+        if not _greek(texts[_DOS_GREEK]):
             del odds[_DOS_GREEK]
         dos = min(odds, key=odds.__getitem__)  # the first of those alike
         if (
@@ -265,7 +265,7 @@ def _dos_code_page(data: bytes, encoding: str) -> str | None:
             dos = _DOS_CYRILLIC
         return dos if odds[dos] <= odd else None
     if dos == _DOS_GREEK:  # Greek words, not Latin ones' accents (those are glued)
-        return dos if dos_odd == 0 and _greek(sample.decode(dos)) else None
+        return dos if dos_odd == 0 and _greek(texts[dos]) else None
     return (
         dos
         if dos_odd == 0  # a code page's "é" (0xE9) is CP437's "Θ" after a small letter
