@@ -30,6 +30,7 @@ from documents.tokens import create_token
 # Enough for every script a person runs; a cap keeps a looping script from filling
 # the table.
 MAX_TOKENS_PER_PERSON = 20
+NOT_YOURS = "No such token of yours: nothing revoked."
 EXPIRY_CHOICES = [
     ("30", "30 days"),
     ("90", "90 days"),
@@ -116,17 +117,23 @@ def api_tokens(request: HttpRequest) -> HttpResponse:
     new_key = None
     if request.method == "POST":
         action = request.POST.get("action")
+        # A revoke shuts scripts out at once: the button asks first, as a delete does.
+        confirmed = request.POST.get("confirm") == "yes"
         if action == "revoke":
             revoke = RevokeForm(request.POST)
-            if (
-                revoke.is_valid()
-                and (tokens.filter(token_key=revoke.cleaned_data["token"]).delete()[0])
-            ):
+            chosen = tokens.filter(
+                token_key=revoke.cleaned_data["token"] if revoke.is_valid() else None
+            )
+            if not confirmed:
+                return _confirm_revoke(request, chosen, one=True)
+            if chosen.delete()[0]:
                 messages.success(request, _("The token was revoked."))
             else:
-                messages.error(request, _("No such token of yours: nothing revoked."))
+                messages.error(request, _(NOT_YOURS))
             return redirect("api_tokens")
         if action == "revoke_all":
+            if not confirmed:
+                return _confirm_revoke(request, tokens, one=False)
             count = tokens.delete()[0]
             messages.success(
                 request,
@@ -168,4 +175,20 @@ def api_tokens(request: HttpRequest) -> HttpResponse:
         request,
         "registration/api_tokens.html",
         {"tokens": tokens, "form": form, "new_key": new_key, "now": timezone.now()},
+    )
+
+
+def _confirm_revoke(request: HttpRequest, chosen, *, one: bool) -> HttpResponse:
+    """The page asking whether to revoke ``chosen`` (the token named, when ``one``;
+    otherwise all of the person's), or back to the list when there is none."""
+    chosen = list(chosen.order_by("-created"))
+    if not chosen:
+        messages.error(
+            request, _(NOT_YOURS if one else "You have no tokens: nothing revoked.")
+        )
+        return redirect("api_tokens")
+    return render(
+        request,
+        "registration/revoke_tokens.html",
+        {"tokens": chosen, "one": one, "now": timezone.now()},
     )

@@ -10,6 +10,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 from knox.models import AuthToken
+from knox.settings import CONSTANTS
 
 from documents.token_views import MAX_TOKENS_PER_PERSON
 from documents.tokens import create_token
@@ -67,22 +68,68 @@ def test_a_person_sees_and_revokes_only_their_own(user_client, user, other_user)
     page = user_client.get(URL).content.decode()
     assert theirs.token_key[:8] not in page
 
-    response = user_client.post(URL, {"action": "revoke", "token": theirs.token_key})
-    assert response.status_code == 302
+    for confirm in ("", "yes"):
+        response = user_client.post(
+            URL, {"action": "revoke", "token": theirs.token_key, "confirm": confirm}
+        )
+        assert response.status_code == 302
     assert api_status(their_key) == 200  # untouched
 
     own = AuthToken.objects.get(user=user)
-    user_client.post(URL, {"action": "revoke", "token": own.token_key})
+    user_client.post(
+        URL, {"action": "revoke", "token": own.token_key, "confirm": "yes"}
+    )
     assert api_status(mine) == 401
 
 
 def test_revoke_all_leaves_other_peoples_tokens(user_client, user, other_user):
     keys = [make(user_client)[1] for _ in range(2)]
     _, their_key = create_token(other_user)
-    response = user_client.post(URL, {"action": "revoke_all"}, follow=True)
+    response = user_client.post(
+        URL, {"action": "revoke_all", "confirm": "yes"}, follow=True
+    )
     assert "2 tokens were revoked." in response.content.decode()
     assert [api_status(key) for key in keys] == [401, 401]
     assert api_status(their_key) == 200
+
+
+def confirmed_by_its_page(client, data: dict) -> str:
+    """Post ``data`` as the list's button does, then what the page asking first
+    posts; returns that page."""
+    asked = client.post(URL, data)
+    assert asked.status_code == 200
+    page = asked.content.decode()
+    form = re.search(r'<form method="post" action="([^"]+)".*?</form>', page, re.S)
+    fields = dict(re.findall(r'name="(\w+)" value="([^"]*)"', form[0]))
+    fields.pop("csrfmiddlewaretoken")
+    assert form[1] == URL
+    assert client.post(URL, fields).status_code == 302
+    return page
+
+
+def test_a_revoke_asks_first_and_then_revokes_that_token_only(user_client, user):
+    keys = [make(user_client)[1] for _ in range(2)]
+    first = AuthToken.objects.get(token_key=keys[0][: CONSTANTS.TOKEN_KEY_LENGTH])
+    # The button alone revokes nothing: scripts would be shut out by a slip.
+    page = confirmed_by_its_page(
+        user_client, {"action": "revoke", "token": first.token_key}
+    )
+    assert "Revoke this token?" in page and first.token_key[:8] in page
+    assert keys[1][:8] not in page
+    assert [api_status(key) for key in keys] == [401, 200]
+
+
+def test_revoke_all_asks_first_naming_each(user_client, user):
+    keys = [make(user_client)[1] for _ in range(2)]
+    page = confirmed_by_its_page(user_client, {"action": "revoke_all"})
+    assert "Revoke all 2 of your tokens?" in page
+    assert all(key[:8] in page for key in keys)
+    assert [api_status(key) for key in keys] == [401, 401]
+
+
+def test_nothing_to_revoke_is_said_without_asking(user_client, user):
+    response = user_client.post(URL, {"action": "revoke_all"}, follow=True)
+    assert "You have no tokens: nothing revoked." in response.content.decode()
 
 
 def test_a_person_may_hold_only_so_many(user_client, user):
