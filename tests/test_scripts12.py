@@ -104,3 +104,19 @@ def test_first_user_is_not_made_when_its_password_cannot_be_kept(settings, tmp_p
     with pytest.raises(CommandError, match="no user was created"):
         call_command("ensure_first_user", stdout=StringIO())
     assert not get_user_model().objects.exists()
+
+
+def test_first_users_note_is_private_from_the_start(settings, tmp_path):
+    # A link left where the note goes must not carry the password elsewhere (a
+    # plain write follows it), and the note is never readable by others.
+    settings.VAR_DIR = tmp_path / "var"
+    settings.VAR_DIR.mkdir()
+    elsewhere = tmp_path / "elsewhere.txt"
+    elsewhere.write_text("kept")
+    elsewhere.chmod(0o644)
+    (settings.VAR_DIR / "first-user.txt").symlink_to(elsewhere)
+    call_command("ensure_first_user", stdout=StringIO())
+    note = settings.VAR_DIR / "first-user.txt"
+    assert not note.is_symlink() and "password: " in note.read_text()
+    assert note.stat().st_mode & 0o777 == 0o600
+    assert elsewhere.read_text() == "kept" and elsewhere.stat().st_mode & 0o777 == 0o644

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import secrets
 
 from django.conf import settings
@@ -43,8 +44,12 @@ class Command(BaseCommand):
             User.objects.create_superuser(username=username, password=password)
             try:
                 note.parent.mkdir(parents=True, exist_ok=True)
-                note.write_text(f"username: {username}\npassword: {password}\n")
-                note.chmod(0o600)
+                # Made private, not made and then narrowed: no moment where others
+                # on the host may read it.
+                note.unlink(missing_ok=True)
+                fd = os.open(note, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                with open(fd, "w") as file:
+                    file.write(f"username: {username}\npassword: {password}\n")
             except OSError as error:
                 raise CommandError(
                     f"Could not write {note} ({error.strerror or error}); no user "
