@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+from collections.abc import Callable, Iterable
 
 from gunicorn.workers.base import Worker
 from gunicorn.workers.gthread import ThreadWorker
@@ -33,6 +34,29 @@ def release_stop_signals() -> None:
 os.register_at_fork(after_in_parent=release_stop_signals)
 
 
+# Answered before the app read the body it refused (documents/middleware.py).
+BODY_REFUSED = ("411", "413")
+
+
+def close_after_body_refused(app: Callable) -> Callable:
+    """The app, with its connection closed after a refusal of the request's body.
+    Kept alive, gunicorn first read the unread body to throw it away (its drain gives
+    up after 64 KiB or 5 s), holding a thread for a body the app had just refused,
+    and the answer said "keep-alive" to a client still sending it. An app may not say
+    "Connection: close" (a hop-by-hop header: gunicorn drops it); gunicorn's response,
+    whose method ``start_response`` is, can."""
+
+    def application(environ: dict, start_response: Callable) -> Iterable[bytes]:
+        def start(status: str, headers: list, exc_info: object = None) -> Callable:
+            if status.startswith(BODY_REFUSED):
+                start_response.__self__.force_close()
+            return start_response(status, headers, exc_info)
+
+        return app(environ, start)
+
+    return application
+
+
 class SafeQuitThreadWorker(ThreadWorker):
     """gthread's quit handler shuts its thread pool down inside the signal handler;
     when SIGQUIT (or a terminal's Ctrl+C, which reaches every process of the group)
@@ -41,6 +65,10 @@ class SafeQuitThreadWorker(ThreadWorker):
     ("was sent SIGKILL! Perhaps out of memory?"). Here the pool is shut down as
     ``shutdown(wait=False)`` does it, without that lock; the exit lets its threads
     finish the requests they hold."""
+
+    def load_wsgi(self) -> None:
+        super().load_wsgi()
+        self.wsgi = close_after_body_refused(self.wsgi)
 
     def init_signals(self) -> None:
         super().init_signals()

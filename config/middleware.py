@@ -14,8 +14,14 @@ from django.middleware.clickjacking import XFrameOptionsMiddleware
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.cache import patch_cache_control, patch_vary_headers
+from django.views import defaults
 
-from documents.api_errors import API_PREFIX, error_body, not_allowed_message
+from documents.api_errors import (
+    API_PREFIX,
+    bad_request_json,
+    error_body,
+    not_allowed_message,
+)
 from ops.middleware import ENDPOINTS as MACHINE_ENDPOINTS
 
 NUL_MESSAGE = "The address contains a NUL character, which nothing here accepts."
@@ -149,8 +155,18 @@ def speaks_json(request: HttpRequest) -> bool:
     return (
         path.startswith(API_PREFIX)
         or (path.rstrip("/") or "/") in MACHINE_ENDPOINTS
-        or path == reverse("jobqueue:cron")
+        # The cron endpoint takes its address without the slash too (jobqueue.urls).
+        or path.rstrip("/") == reverse("jobqueue:cron").rstrip("/")
     )
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """``handler400``: JSON in the API's shape wherever JSON is spoken, the site's
+    page elsewhere. A Host header outside ALLOWED_HOSTS, refused before any view,
+    got the cron endpoint's scripts an HTML page."""
+    if speaks_json(request):
+        return bad_request_json(request, exception)
+    return defaults.bad_request(request, exception)
 
 
 class PrivateCacheMiddleware:

@@ -19,7 +19,11 @@ import re
 from collections.abc import Callable
 
 from django.conf import settings
-from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
+from django.core.exceptions import (
+    DisallowedHost,
+    RequestDataTooBig,
+    TooManyFieldsSent,
+)
 from django.http import (
     Http404,
     HttpRequest,
@@ -296,30 +300,37 @@ DJANGO_ERRORS = {
 }
 
 
-def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
-    """``handler400``: JSON for API paths, Django's page for everything else."""
-    if request.path.startswith(API_PREFIX):
-        if isinstance(exception, RequestDataTooBig):  # a JSON or form body, no file
-            return error_response(
-                status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
-                "too_large",
-                "The request body is over "
-                f"{filesizeformat(settings.DATA_UPLOAD_MAX_MEMORY_SIZE)}; files go in "
-                "a multipart upload.",
-            )
-        if isinstance(exception, MultiPartParserError):  # parsed by a middleware
-            return error_response(400, "parse_error", not_multipart(exception))
-        if isinstance(exception, TooManyFieldsSent):
-            # "The request could not be understood." said nothing of the cause.
-            return error_response(
-                400,
-                "too_many_fields",
-                "The body has more than "
-                f"{settings.DATA_UPLOAD_MAX_NUMBER_FIELDS:,} fields: send only "
-                "the fields the endpoint takes.",
-            )
-        return error_response(400, *DJANGO_ERRORS[400])
-    return defaults.bad_request(request, exception)
+def bad_request_json(request: HttpRequest, exception: Exception) -> JsonResponse:
+    """A 400 raised outside DRF (Django's ``handler400``), in the API's shape: for
+    the API and the other endpoints scripts call (``config.middleware.bad_request``)."""
+    if isinstance(exception, RequestDataTooBig):  # a JSON or form body, no file
+        return error_response(
+            status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+            "too_large",
+            "The request body is over "
+            f"{filesizeformat(settings.DATA_UPLOAD_MAX_MEMORY_SIZE)}; files go in "
+            "a multipart upload.",
+        )
+    if isinstance(exception, MultiPartParserError):  # parsed by a middleware
+        return error_response(400, "parse_error", not_multipart(exception))
+    if isinstance(exception, TooManyFieldsSent):
+        # "The request could not be understood." said nothing of the cause.
+        return error_response(
+            400,
+            "too_many_fields",
+            "The body has more than "
+            f"{settings.DATA_UPLOAD_MAX_NUMBER_FIELDS:,} fields: send only "
+            "the fields the endpoint takes.",
+        )
+    if isinstance(exception, DisallowedHost):  # not in ALLOWED_HOSTS
+        host = shown(request.META.get("HTTP_HOST", ""), 100)
+        return error_response(
+            400,
+            "disallowed_host",
+            f"This site does not answer to the host name “{host}” (the request's "
+            "Host header): call it by one of its own names.",
+        )
+    return error_response(400, *DJANGO_ERRORS[400])
 
 
 def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:

@@ -12,8 +12,8 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import UploadedFile
 from django.core.files.uploadhandler import FileUploadHandler
-from django.http import QueryDict
-from django.http.multipartparser import MultiPartParser
+from django.http import QueryDict, multipartparser
+from django.http.multipartparser import LazyStream, MultiPartParser
 from django.template.defaultfilters import filesizeformat
 from django.utils.datastructures import MultiValueDict
 
@@ -141,6 +141,37 @@ class NamelessFileParser(MultiPartParser):
     def sanitize_file_name(self, file_name: str) -> str:
         name = super().sanitize_file_name(file_name)
         return name.replace("%22", '"') if name else NAMELESS
+
+
+def read_part_headers(stream: LazyStream, max_header_size: int) -> tuple:
+    """Django's reading of a multipart part's headers, with each header line that
+    is not UTF-8 read as Latin-1 first: some old clients send a file name so
+    (``filename="r\\xe9sum\\xe9.pdf"``). Django skips such a line as invalid, and
+    without its Content-Disposition the whole part: the file vanished, and the form
+    and the API said no file was sent. Every byte is a Latin-1 character, so the
+    name is read; it is then made safe like any other (``sanitize_file_name``,
+    ``clean_filename``). Bytes that are UTF-8 are left as they are."""
+    chunk = stream.read(max_header_size)
+    end = chunk.find(b"\r\n\r\n")
+    if end != -1:
+        lines = chunk[:end].split(b"\r\n")
+        chunk = b"\r\n".join(map(_as_utf8, lines)) + chunk[end:]
+    stream.unget(chunk)
+    return _django_read_part_headers(stream, max_header_size)
+
+
+def _as_utf8(line: bytes) -> bytes:
+    try:
+        line.decode()
+    except UnicodeDecodeError:
+        return line.decode("latin-1").encode()
+    return line
+
+
+# Django's parser calls this function by its module's name, for every part of every
+# multipart body: the upload form's, the API's (DRF's parser) and the admin's.
+_django_read_part_headers = multipartparser.parse_boundary_stream
+multipartparser.parse_boundary_stream = read_part_headers
 
 
 class NamelessFileHandler(FileUploadHandler):
