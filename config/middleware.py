@@ -18,8 +18,10 @@ from django.views import defaults
 
 from documents.api_errors import (
     API_PREFIX,
+    DJANGO_ERRORS,
     bad_request_json,
     error_body,
+    error_response,
     not_allowed_message,
 )
 from ops.middleware import ENDPOINTS as MACHINE_ENDPOINTS
@@ -167,6 +169,14 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     if speaks_json(request):
         return bad_request_json(request, exception)
     return defaults.bad_request(request, exception)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """``handler500``: as ``bad_request``; a cron run that failed on our side told
+    its script so in an HTML page."""
+    if speaks_json(request):
+        return error_response(500, *DJANGO_ERRORS[500])
+    return defaults.server_error(request)
 
 
 class PrivateCacheMiddleware:

@@ -33,9 +33,9 @@ urlpatterns = [
     path("admin/", admin.site.urls),
 ]
 
-# Error pages: JSON in the API's shape for /api/ paths (a 400 also for the cron
-# endpoint), Django's pages elsewhere.
+# Error pages: JSON in the API's shape for /api/ paths (a 400 and a 500 also for
+# the cron endpoint), Django's pages elsewhere.
 handler400 = "config.middleware.bad_request"
 handler403 = "documents.api_errors.permission_denied"
 handler404 = "documents.api_errors.page_not_found"
-handler500 = "documents.api_errors.server_error"
+handler500 = "config.middleware.server_error"

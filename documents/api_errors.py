@@ -352,10 +352,3 @@ def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     if request.path.startswith(API_PREFIX):
         return _no_endpoint(request)
     return defaults.page_not_found(request, exception)
-
-
-def server_error(request: HttpRequest) -> HttpResponse:
-    """``handler500``: JSON for API paths, Django's page for everything else."""
-    if request.path.startswith(API_PREFIX):
-        return error_response(500, *DJANGO_ERRORS[500])
-    return defaults.server_error(request)

@@ -180,7 +180,7 @@ def test_a_page_not_found_is_a_page_of_the_site(client, user):
 
 
 def test_a_server_error_is_a_page_that_needs_nothing_but_its_template():
-    from documents.api_errors import server_error
+    from config.middleware import server_error
 
     response = server_error(RequestFactory().get("/documents/"))
     assert response.status_code == 500

@@ -185,3 +185,27 @@ def test_a_bad_host_on_the_site_is_still_its_page():
     response = Client(HTTP_HOST="evil.example").get("/documents/upload/")
     assert response.status_code == 400
     assert "<title>Bad request · Documents</title>" in response.content.decode()
+
+
+@pytest.mark.django_db
+def test_a_cron_run_that_fails_on_our_side_is_a_json_error(settings, monkeypatch):
+    """A failure inside the cron endpoint was the site's HTML 500 page."""
+    from jobqueue import views
+
+    def broken(**_):
+        raise RuntimeError("the drain broke")
+
+    monkeypatch.setattr(views, "process_document_queue", broken)
+    settings.CRON_TOKEN = "cron-token"
+    response = Client(raise_request_exception=False).post(
+        "/queue/cron/", headers={"Authorization": "Bearer cron-token"}
+    )
+    assert response.status_code == 500
+    assert response.json()["error"]["code"] == "server_error"
+    # The site's pages keep theirs.
+    from django.test import RequestFactory
+
+    from config.middleware import server_error
+
+    page = server_error(RequestFactory().get("/documents/"))
+    assert page["Content-Type"].startswith("text/html")

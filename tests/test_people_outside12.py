@@ -121,7 +121,7 @@ def test_a_locked_out_log_in_leads_back_to_the_log_in_page(settings, user):
 def test_the_server_error_page_does_not_say_an_upload_was_kept():
     from django.test import RequestFactory
 
-    from documents.api_errors import server_error
+    from config.middleware import server_error
 
     request = RequestFactory().post("/documents/upload/")
     body = server_error(request).content.decode()
