@@ -12,7 +12,7 @@ _A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 _C = "{http://schemas.openxmlformats.org/drawingml/2006/chart}"
 _DGM = "{http://schemas.openxmlformats.org/drawingml/2006/diagram}"
 _REL = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
-_FALLBACK = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
+FALLBACK = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
 # What a slide or a paragraph holds in place of the graphic: a reference to its part.
 DIAGRAM = f"{_DGM}relIds"
 CHART = f"{_C}chart"
@@ -39,14 +39,14 @@ def diagram_lines(graphic: Any, part: Any) -> Iterator[str]:
         body = point.find(f"{_DGM}t")
         if body is None or point.get("type", "node") not in ("node", "asst"):
             continue
-        yield from _paragraph_lines(body)
+        yield from paragraph_lines(body)
 
 
 def chart_references(root: Any) -> Iterator[Any]:
     """The c:chart references under `root` in document order, not those of an
     mc:Fallback, which repeats its mc:Choice for older readers."""
     for reference in root.iter(CHART):
-        if next(reference.iterancestors(_FALLBACK), None) is None:
+        if next(reference.iterancestors(FALLBACK), None) is None:
             yield reference
 
 
@@ -130,7 +130,7 @@ def _source_order(link: Any) -> int:
         return 0
 
 
-def _paragraph_lines(body: Any) -> Iterator[str]:
+def paragraph_lines(body: Any) -> Iterator[str]:
     """The lines of the a:p paragraphs under `body`; a:br, a line break, as "\\n"."""
     for paragraph in body.iter(f"{_A}p"):
         pieces = paragraph.iter(f"{_A}t", f"{_A}br")
@@ -151,7 +151,7 @@ def _title_lines(title: Any) -> Iterator[str]:
         return
     rich = text.find(f"{_C}rich")
     if rich is not None:
-        yield from _paragraph_lines(rich)
+        yield from paragraph_lines(rich)
     else:
         line = _strings(text)
         if line.strip():

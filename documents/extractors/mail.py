@@ -44,6 +44,11 @@ _LINE_BREAKS = re.compile(r"[\r\n]")
 # An encoded word's charset (RFC 2047: "=?iso-8859-1?Q?...?=", RFC 2231 may add
 # "*en" for its language).
 _ENCODED_WORD_CHARSET = re.compile(r"=\?([^?*\s]+)(?=[*?])")
+# Python's email package (3.11 to 3.13) quotes the whole address after a name it
+# encodes: =?utf-8?q?J=C3=BCrgen?= <"j@example.de">, a local part without its
+# domain: read as the address it stands for.
+_QUOTED_ADDRESS = re.compile(r'<"([^"\s<>@]+@[^"\s<>@]+)">')
+_ADDRESS_HEADERS = ("from", "to", "cc")
 # Forwarded messages (message/rfc822) are read inside each other this deep; deeper
 # ones are named only.
 _MAX_FORWARD_DEPTH = 3
@@ -663,7 +668,10 @@ def _header(message: EmailMessage, name: str, charset: str | None = None) -> str
         except (ValueError, IndexError, TypeError):  # a header the policy cannot parse
             got = message.get_all(name, failobj=[""])
             value = str(got[0]) if got else ""
-    return " ".join(str(value or "").split())
+    shown = " ".join(str(value or "").split())
+    if name.lower() in _ADDRESS_HEADERS:
+        shown = _QUOTED_ADDRESS.sub(r"<\1>", shown)
+    return shown
 
 
 def _decoded_header(

@@ -1,12 +1,13 @@
 """What Excel shows for a cell's number, date or duration, by the cell's number
 format: the format's first section for positives, its second (when there is one) for
-negatives, its third for zero. Formats this does not render (fractions, scientific,
-conditions, digits split by text) show a number as General."""
+negatives, its third for zero, or the sections' conditions ([<=9999999]) choose.
+Formats this does not render (fractions, scientific) show a number as General."""
 
 from __future__ import annotations
 
 import datetime
 import functools
+import operator
 import re
 from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
@@ -47,7 +48,8 @@ LOCALE_DATE_FORMATS = {14: "yyyy-mm-dd", 22: "yyyy-mm-dd h:mm"}
 _LITERAL = re.compile(
     r'"([^"]*)"|\\(.)|\[\$([^\]-]*)(?:-[0-9A-Fa-f]*)?\]|(_.)|\*.|\[[^\]]*\]'
 )
-_PLACES = re.compile(r"[0#?][0#?,]*(?:\.[0#?]*)?|\.[0#?]+")
+# Commas after the last digit, decimals too, divide by a thousand each: 0.0,"K"
+_PLACES = re.compile(r"[0#?][0#?,]*(?:\.[0#?]*)?,*|\.[0#?]+,*")
 _ELAPSED = re.compile(r"\[(h+|m+|s+)\](?::(mm?))?(?::(ss?))?", re.I)
 
 
@@ -67,7 +69,10 @@ def _general(value: float) -> str:
 def _renderer(code: str) -> _Render:
     if code in ("General", "@", ""):
         return _general
-    parsed = [_section(part) for part in _split_sections(code)[:3]]
+    sections = _split_sections(code)[:3]
+    if any(_CONDITION.search(part) for part in sections):
+        return _conditional(sections)
+    parsed = [_section(part) for part in sections]
     renders = [part for part in parsed if part is not None]
     if len(renders) < len(parsed):
         return _general
@@ -88,6 +93,58 @@ def _renderer(code: str) -> _Render:
             return _general(value)
 
     return render
+
+
+# A section's condition, as in Excel's phone number format:
+# [<=9999999]###-####;(###) ###-####
+_CONDITION = re.compile(r"\[(<>|<=|>=|<|>|=)\s*(-?(?:\d+\.?\d*|\.\d+))\]")
+_COMPARE = {
+    "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+    "=": operator.eq, "<>": operator.ne,
+}  # fmt: skip
+
+
+def _conditional(sections: list[str]) -> _Render:
+    """The first section whose condition the number meets shows it; a section
+    without one, what the others leave. As in Excel and LibreOffice, only the first
+    section shows a minus sign, unless its condition takes only negatives ([<0])."""
+    conditions = [_CONDITION.search(part) for part in sections]
+    parsed = [_section(_CONDITION.sub("", part, count=1)) for part in sections]
+    renders = [part for part in parsed if part is not None]
+    if len(renders) < len(parsed):
+        return _general
+
+    def render(value: float) -> str:
+        index = next(
+            (
+                i
+                for i, found in enumerate(conditions)
+                if not found or _meets(value, found)
+            ),
+            None,
+        )
+        if index is None:  # no section for it: Excel fills the cell with #
+            return _general(value)
+        signed = value < 0 and index == 0 and not _negatives_only(conditions[0])
+        try:
+            shown = renders[index](abs(value))
+        except (InvalidOperation, ValueError):
+            return _general(value)
+        return f"{'-' if signed else ''}{shown.strip()}"
+
+    return render
+
+
+def _meets(value: float, condition: re.Match[str]) -> bool:
+    return bool(_COMPARE[condition[1]](value, float(condition[2])))
+
+
+def _negatives_only(condition: re.Match[str] | None) -> bool:
+    return (
+        condition is not None
+        and condition[1] in ("<", "<=")
+        and float(condition[2]) <= 0
+    )
 
 
 def _split_sections(code: str) -> list[str]:
@@ -140,13 +197,40 @@ def _section(part: str) -> _Render | None:
         return None  # a date on a number, scientific, a fraction
     places = _PLACES.findall(bare)
     if len(places) > 1:
-        return None  # digits split by text (phone numbers, codes)
+        return _split_digits(bare, places, spelled)
     if not places:
         text = spelled(bare)
         return lambda value: text  # all literal, as "-" for zero
     head, _, tail = bare.partition(places[0])
     before = spelled(head)
     return _number(places[0], before, spelled(tail), scale=100 ** bare.count("%"))
+
+
+def _split_digits(
+    bare: str, groups: list[str], spelled: Callable[[str], str]
+) -> _Render | None:
+    """Whole digits split by text, as in Excel's ZIP Code + 4 (00000-0000), Social
+    Security Number (000-00-0000) and phone number formats: the digits fill the
+    groups from the right, and the first group takes any left over."""
+    if "%" in bare or any(set(group) - set("0#?") for group in groups):
+        return None  # decimals, thousands or a percentage among them: General
+    texts = [spelled(text) for text in _PLACES.split(bare)]
+
+    def render(value: float) -> str:
+        number = Decimal(f"{value:.15g}").quantize(Decimal(1), rounding=ROUND_HALF_UP)
+        digits = f"{number:f}".lstrip("0")
+        shown: list[str] = []
+        for n in range(len(groups) - 1, -1, -1):
+            group = groups[n]
+            own = digits if n == 0 else digits[-len(group) :]
+            digits = "" if n == 0 else digits[: -len(group)]
+            # An empty place: 0 shows a zero, ? a space, # nothing.
+            empty = group[: max(0, len(group) - len(own))]
+            shown.append(empty.replace("#", "").replace("?", " ") + own)
+        shown.reverse()
+        return texts[0] + "".join(g + t for g, t in zip(shown, texts[1:], strict=True))
+
+    return render
 
 
 def _number(pattern: str, before: str, after: str, scale: int) -> _Render:

@@ -38,7 +38,7 @@ from .base import (
 from .detect import MEMBER_ERRORS
 from .drawing import MAX_LABELS, capped
 from .marks import BULLET, letters, roman
-from .pptx import ALL_SLIDES_HIDDEN
+from .pptx import ALL_SLIDES_HIDDEN, reading_order
 from .xlsx import MAX_EMPTY_CELLS
 
 _TEXT = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
@@ -126,6 +126,19 @@ _SPEAKER_NOTES = f"{_PRESENTATION_NS}notes"
 # master or a field ("<number>"), not from the slide.
 _PLACEHOLDER_CLASS = f"{_PRESENTATION_NS}class"
 _PLACEHOLDERS = {"page-number", "date-time", "header", "footer"}
+# Where a shape is on its slide: svg:x and svg:y, or a turned shape's translate().
+_SVG = "{urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0}"
+_SVG_X, _SVG_Y, _TRANSFORM = f"{_SVG}x", f"{_SVG}y", f"{_DRAW}transform"
+_TRANSLATE = re.compile(r"translate\s*\(\s*(\S+?)\s*[\s,]\s*(\S+?)\s*\)")
+_LENGTH = re.compile(r"(-?(?:\d+\.?\d*|\.\d+))(cm|mm|in|pt|pc|px)")
+_EMU = {
+    "cm": 360_000,
+    "mm": 36_000,
+    "in": 914_400,
+    "pt": 12_700,
+    "pc": 152_400,
+    "px": 9_525,
+}
 # Comments on a slide, as LibreOffice writes them, and as ODF 1.4 does.
 _SLIDE_COMMENTS = ("{http://openoffice.org/2009/office}annotation", _COMMENT)
 # Charts: a draw:object names a sub-document of the package ("./Object 1"), whose
@@ -918,7 +931,7 @@ def _slides(
     """Each slide's lines, its charts' labels (and formulas), then its speaker
     notes, its comments, then a blank line, as PPTX's."""
     for slide in slides:
-        yield from _shape_lines(slide, hidden_styles, max_chars)
+        yield from _slide_shape_lines(slide, hidden_styles, max_chars)
         for embedded in slide.iter(_OBJECT):
             if not any(a.tag == _SPEAKER_NOTES for a in embedded.iterancestors()):
                 yield from _object_lines(embedded, objects)
@@ -930,6 +943,56 @@ def _slides(
         yield ""
 
 
+def _slide_shape_lines(
+    slide: Any, hidden_styles: frozenset[tuple[str, str]], max_chars: int
+) -> Iterator[str]:
+    """The lines of a slide's shapes in reading order, as PPTX's: by position, not
+    in the order they were drawn (an Impress slide keeps its shapes in z-order)."""
+    read = [
+        (shape, lines)
+        for shape in slide
+        if (lines := list(_element_lines(shape, hidden_styles, max_chars)))
+    ]
+    order = reading_order(
+        [_position(shape) for shape, _ in read],
+        [shape.get(_PLACEHOLDER_CLASS) == "title" for shape, _ in read],
+        [shape.get(_PLACEHOLDER_CLASS) is not None for shape, _ in read],
+    )
+    for at in order:
+        yield from read[at][1]
+
+
+def _position(shape: Any) -> tuple[int, int] | None:
+    """A shape's (top, left) in EMU; a group's, its members' top and left; None if
+    unknown."""
+    corners = []
+    for placed in (shape, *shape.iterdescendants()):
+        corner = _corner(placed)
+        if corner is not None and placed is shape:
+            return corner
+        if corner is not None:
+            corners.append(corner)
+    if not corners:
+        return None
+    return min(top for top, _ in corners), min(left for _, left in corners)
+
+
+def _corner(element: Any) -> tuple[int, int] | None:
+    x, y = element.get(_SVG_X), element.get(_SVG_Y)
+    if x is None or y is None:  # a turned shape is placed by its transform
+        turned = _TRANSLATE.search(element.get(_TRANSFORM) or "")
+        if turned is None:
+            return None
+        x, y = turned.groups()
+    top, left = _emu(y), _emu(x)
+    return None if top is None or left is None else (top, left)
+
+
+def _emu(length: str) -> int | None:
+    match = _LENGTH.fullmatch(length.strip())
+    return round(float(match[1]) * _EMU[match[2]]) if match else None
+
+
 def _shape_lines(
     parent: Any, hidden_styles: frozenset[tuple[str, str]], max_chars: int
 ) -> Iterator[str]:
@@ -937,24 +1000,30 @@ def _shape_lines(
     boxes, groups, a shape anchored in a paragraph after it), a table row by row;
     comments and speaker notes left out (each read on its own turn)."""
     for child in parent:
-        tag = child.tag
-        if (
-            not isinstance(tag, str)
-            or tag in _ASIDE
-            or tag == _SPEAKER_NOTES
-            or tag in _SLIDE_COMMENTS
-            or child.get(_PLACEHOLDER_CLASS) in _PLACEHOLDERS
-            or _hidden(child, hidden_styles)
-        ):
-            continue
-        if tag == _SHEET:
-            yield from _rows(child, hidden_styles, max_chars)
-            continue
-        if tag in _BLOCKS:
-            line = _text(child, hidden_styles)
-            if line.strip():
-                yield line
-        yield from _shape_lines(child, hidden_styles, max_chars)
+        yield from _element_lines(child, hidden_styles, max_chars)
+
+
+def _element_lines(
+    child: Any, hidden_styles: frozenset[tuple[str, str]], max_chars: int
+) -> Iterator[str]:
+    tag = child.tag
+    if (
+        not isinstance(tag, str)
+        or tag in _ASIDE
+        or tag == _SPEAKER_NOTES
+        or tag in _SLIDE_COMMENTS
+        or child.get(_PLACEHOLDER_CLASS) in _PLACEHOLDERS
+        or _hidden(child, hidden_styles)
+    ):
+        return
+    if tag == _SHEET:
+        yield from _rows(child, hidden_styles, max_chars)
+        return
+    if tag in _BLOCKS:
+        line = _text(child, hidden_styles)
+        if line.strip():
+            yield line
+    yield from _shape_lines(child, hidden_styles, max_chars)
 
 
 # --- Charts (embedded objects) ---------------------------------------------------------

@@ -268,32 +268,45 @@ def _shapes_lines(shapes: Any) -> Iterator[str]:
 
 
 def _reading_order(read: list[tuple[Any, list[str]]]) -> list[tuple[Any, list[str]]]:
-    """Shapes top to bottom, a row left to right, not in z-order (which "Bring to
-    Front" changes). A title comes first and placeholders keep their order among
+    positions = [_position(shape) for shape, _ in read]
+    titles = [_is_title(shape) for shape, _ in read]
+    placeholders = [shape.is_placeholder for shape, _ in read]
+    return [read[at] for at in reading_order(positions, titles, placeholders)]
+
+
+def reading_order(
+    positions: list[tuple[int, int] | None],
+    titles: list[bool],
+    placeholders: list[bool],
+) -> list[int]:
+    """The order in which to read a slide's shapes, given each one's (top, left) in
+    EMU, whether it is a title and whether it is a placeholder (PPTX's and ODP's):
+    top to bottom, a row left to right, not in z-order (which "Bring to Front"
+    changes). A title comes first and placeholders keep their order among
     themselves, the layout's (a comparison's heading above its own list); the others
     go between them by position. Where a position is unknown, z-order stands."""
-    positions = [_position(shape) for shape, _ in read]
-    if None in positions:
-        return read
+    known = [position for position in positions if position is not None]
+    if len(known) < len(positions):
+        return list(range(len(positions)))
     first = (0, 0)  # a title's key: rows count from 1
-    keys = [first] * len(read)
+    keys = [first] * len(known)
     row, row_top = 0, None
-    for at in sorted(range(len(read)), key=lambda at: positions[at]):
-        top, left = positions[at]
+    for at in sorted(range(len(known)), key=known.__getitem__):
+        top, left = known[at]
         if row_top is None or top - row_top > _ROW_TOLERANCE:
             row, row_top = row + 1, top
-        keys[at] = first if _is_title(read[at][0]) else (row, left)
-    placeholders = [at for at, (shape, _) in enumerate(read) if shape.is_placeholder]
-    placeholders.sort(key=lambda at: keys[at] != first)  # titles first
+        keys[at] = first if titles[at] else (row, left)
+    held = [at for at, placeholder in enumerate(placeholders) if placeholder]
+    held.sort(key=lambda at: keys[at] != first)  # titles first
     others = sorted(
-        (at for at, (shape, _) in enumerate(read) if not shape.is_placeholder),
+        (at for at, placeholder in enumerate(placeholders) if not placeholder),
         key=keys.__getitem__,
     )
     merged = []
-    while placeholders and others:
-        source = others if keys[others[0]] < keys[placeholders[0]] else placeholders
+    while held and others:
+        source = others if keys[others[0]] < keys[held[0]] else held
         merged.append(source.pop(0))
-    return [read[at] for at in merged + placeholders + others]
+    return merged + held + others
 
 
 def _position(shape: Any) -> tuple[int, int] | None:

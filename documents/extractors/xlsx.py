@@ -17,8 +17,10 @@ from .base import (
     TextBuilder,
     comment_line,
     mend_cell_breaks,
+    parse_xml,
     unreadable,
 )
+from .drawing import FALLBACK, chart_lines, chart_references, paragraph_lines
 from .number_formats import LOCALE_DATE_FORMATS, NumberFormat, number_format
 
 # Sheets Excel does not show; a very hidden one cannot be shown from its menus.
@@ -94,11 +96,17 @@ def _lines(workbook: Any, recalculates: bool) -> Iterator[str]:
     not calculate (xlsxwriter, openpyxl) asks Excel to recalculate it on opening:
     `recalculates`, and its cached results may be placeholders."""
     styles = _Styles(workbook)
-    for sheet in workbook.worksheets:
+    charts_only = _chartsheet_parts(workbook) if workbook.chartsheets else {}
+    for name in workbook.sheetnames:  # in tab order, sheets of a chart among them
+        sheet = workbook[name]
         # Hidden rows and columns are read: they often hold what people look up.
         if sheet.sheet_state in _HIDDEN_STATES:
             continue
         yield f"{sheet.title}"
+        if name in charts_only:
+            yield from _drawing_lines(workbook._archive, charts_only[name])
+            yield ""
+            continue
         for cells in _rows(sheet, recalculates):
             line: list[str] = []
             column = 0  # the last value's
@@ -111,6 +119,7 @@ def _lines(workbook: Any, recalculates: bool) -> Iterator[str]:
                     column = cell["column"]
             if line:
                 yield "\t".join(line)
+        yield from _drawing_lines(workbook._archive, sheet._worksheet_path)
         yield from _comments(sheet)
         yield ""
 
@@ -175,6 +184,104 @@ def _comments(sheet: Any) -> Iterator[str]:
             text = _THREADED_NOTICE.sub("", comment.content or "")
             if line := comment_line(text, ref):
                 yield line
+
+
+_DRAWING = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/drawing"
+_XDR = "{http://schemas.openxmlformats.org/drawingml/2006/spreadsheetDrawing}"
+
+
+def _chartsheet_parts(workbook: Any) -> dict[str, str]:
+    """The part of each sheet that is a chart alone (a chartsheet), by its name:
+    openpyxl reads its charts into objects, not their text."""
+    from openpyxl.reader.workbook import WorkbookParser
+
+    parser = WorkbookParser(workbook._archive, "xl/workbook.xml")
+    parser.parse()
+    return {
+        sheet.name: rel.target
+        for sheet, rel in parser.find_sheets()
+        if rel.Type.endswith("/chartsheet")
+    }
+
+
+def _drawing_lines(archive: Any, sheet_part: str) -> Iterator[str]:
+    """The text a sheet's drawing lays over its cells, from the top left: its
+    text boxes' and shapes' paragraphs, its charts' titles and labels (as DOCX's
+    and PPTX's)."""
+    from lxml import etree
+
+    for drawing in _related(archive, sheet_part, _DRAWING):
+        try:
+            root = parse_xml(archive.read(drawing))
+        except (etree.XMLSyntaxError, ValueError):
+            continue  # a damaged drawing costs its own text, not the sheet's
+        part = _Part(archive, drawing)
+        for anchor in sorted(root, key=_anchor_cell):
+            for body in anchor.iter(f"{_XDR}txBody"):
+                if next(body.iterancestors(FALLBACK), None) is None:
+                    yield from paragraph_lines(body)
+            for reference in chart_references(anchor):
+                yield from chart_lines(reference, part)
+
+
+def _anchor_cell(anchor: Any) -> tuple[float, float]:
+    """The (row, column) of the cell an anchored drawing starts in; an absolute
+    one's (or one in mc:AlternateContent) last."""
+    start = anchor.find(f"{_XDR}from")
+    try:
+        return float(start.findtext(f"{_XDR}row")), float(start.findtext(f"{_XDR}col"))
+    except (AttributeError, TypeError, ValueError):
+        return float("inf"), float("inf")
+
+
+def _related(archive: Any, name: str, kind: str) -> Iterator[str]:
+    """The parts that the part `name` relates to as `kind`."""
+    return (
+        target
+        for _, of_kind, target in _relationships(archive, name)
+        if of_kind == kind
+    )
+
+
+def _relationships(archive: Any, name: str) -> list[tuple[str, str, str]]:
+    """(id, type, part) of each relationship of the part `name` to a part in the
+    package; none when its list is missing or damaged, which costs that part's
+    drawings their text, not the workbook's."""
+    from openpyxl.packaging.relationship import get_dependents, get_rels_path
+
+    names = set(archive.namelist())
+    rels = get_rels_path(name)
+    if rels not in names:
+        return []
+    try:
+        found = get_dependents(archive, rels)
+    except (SyntaxError, ValueError, TypeError, KeyError):  # XML errors among them
+        return []
+    return [(rel.Id, rel.Type, rel.target) for rel in found if rel.target in names]
+
+
+class _Part:
+    """A part of the package as drawing.py reads one (python-docx's and
+    python-pptx's): ``rels[id].target_part.blob``, read when asked for."""
+
+    def __init__(self, archive: Any, name: str) -> None:
+        self.rels = {
+            rel_id: _Target(archive, target)
+            for rel_id, _, target in _relationships(archive, name)
+        }
+
+
+class _Target:
+    def __init__(self, archive: Any, name: str) -> None:
+        self._archive, self._name = archive, name
+
+    @property
+    def target_part(self) -> _Target:
+        return self
+
+    @property
+    def blob(self) -> bytes:
+        return bytes(self._archive.read(self._name))
 
 
 _MAIN = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
