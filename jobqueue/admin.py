@@ -98,6 +98,20 @@ ORPHANED_STOP = (
 )
 
 
+# A release takes only jobs whose worker is not alive: their attempt was lost, and
+# counts as the workers' own rescue counts it.
+RELEASED: Plural = (
+    "Released %(count)d job to pending (its worker is not alive: the lost attempt "
+    "counts, as in a rescue)",
+    "Released %(count)d jobs to pending (their workers are not alive: the lost "
+    "attempts count, as in a rescue)",
+)
+RELEASED_NONE: Plural = (
+    "Released %(count)d job to pending",
+    "Released %(count)d jobs to pending",
+)
+
+
 def held_by_dead_workers(queryset: QuerySet) -> set[int]:
     """The running jobs among ``queryset`` whose worker is not alive (stopped, or no
     heartbeat within ``stale_after()``), as the rescue presumes them dead."""
@@ -371,9 +385,10 @@ class QueueItemAdmin(BoundedDeleteMixin, admin.ModelAdmin):
         return short_duration((db_time(obj) - obj.created_at).total_seconds())
 
     # The item page's times, to the second: started and finished in the same
-    # minute read the same in Django's format.
+    # minute read the same in Django's format. Each claim writes started_at (the
+    # rescue by age measures the running attempt from it): not the first start.
     created_column = timestamp_column("created_at", "Created at")
-    started_column = timestamp_column("started_at", "Started at")
+    started_column = timestamp_column("started_at", "Latest attempt started at")
     finished_column = timestamp_column("finished_at", "Finished at")
     updated_column = timestamp_column("updated_at", "Updated at")
 
@@ -656,19 +671,37 @@ class QueueItemAdmin(BoundedDeleteMixin, admin.ModelAdmin):
                 "selected running jobs” to end them.",
             )
             self.message_user(request, counted(skip, kept), messages.WARNING)
-        queue = QueueManager()
-        # One transaction per job: the rest of a "select all" is skipped unread.
-        processing = set(
+        ids = list(
+            queryset.exclude(pk__in=held.values("pk")).values_list("pk", flat=True)
+        )
+        # The rest are dead workers' jobs: released as a rescue, the lost attempt
+        # counted, so a document that kills its worker cannot loop through here.
+        # Only the processing ones are read: the rest of a "select all" is skipped.
+        done = QueueManager().release_orphaned(
             queryset.filter(status=Status.PROCESSING).values_list("pk", flat=True)
         )
-        self._apply(
+        self._log(request, done, "Released as a rescue: its worker was not alive")
+        failed = QueueItem.objects.filter(pk__in=done, status=Status.FAILED).count()
+        pending = len(done) - failed
+        self._report(
             request,
-            queryset.exclude(pk__in=held.values("pk")),
-            lambda ids: [pk for pk in ids if pk in processing and queue.release(pk)],
-            ("Released %(count)d job to pending", "Released %(count)d jobs to pending"),
+            len(done),
+            counted(RELEASED if pending else RELEASED_NONE, pending),
             (
-                "skipped %(count)d that was not processing",
-                "skipped %(count)d that were not processing",
+                (
+                    "failed %(count)d whose worker is not alive and that had no "
+                    "retries left",
+                    "failed %(count)d whose workers are not alive and that had no "
+                    "retries left",
+                ),
+                failed,
+            ),
+            (
+                (
+                    "skipped %(count)d that was not processing",
+                    "skipped %(count)d that were not processing",
+                ),
+                len(ids) - len(done),
             ),
         )
 

@@ -382,9 +382,10 @@ class QueueManager:
         attempt: int | None = None,
         interrupted: bool = False,
     ) -> bool:
-        """Give a processing job back to pending without counting the attempt.
-        ``interrupted``: its worker stopped while it ran, which the job's error
-        and its kind's record of failures (a task's errors) then say."""
+        """Give a processing job back to pending without counting the attempt (its
+        worker's own stop). A dead worker's job goes through ``release_orphaned``,
+        which counts it. ``interrupted``: its worker stopped while it ran, which the
+        job's error and its kind's record of failures (a task's errors) then say."""
         with transaction.atomic():
             item = self._locked_processing(job_id, worker_id, attempt)
             if item is None:
@@ -708,10 +709,12 @@ class QueueManager:
                 claimed_by__in=Subquery(alive.values("worker_id")),
             )
         )
-        return self._rescue(
-            stuck,
-            f"it was processing for over {stale_threshold_minutes:g} minutes",
-            max_retries,
+        return len(
+            self._rescue(
+                stuck,
+                f"it was processing for over {stale_threshold_minutes:g} minutes",
+                max_retries,
+            )
         )
 
     def processing_longer_than(
@@ -738,10 +741,27 @@ class QueueManager:
         threshold, default ``stale_after()``), except ``exclude`` (the caller's own
         live jobs). ``max_retries`` as for ``cleanup_stale_jobs``."""
         orphaned = _orphaned(stale_after_seconds or stale_after())
+        return len(
+            self._rescue(
+                orphaned.exclude(pk__in=list(exclude)),
+                "its worker stopped responding",
+                max_retries,
+            )
+        )
+
+    def release_orphaned(self, job_ids: Iterable[int]) -> list[int]:
+        """An operator's release of processing jobs whose worker is not alive (no
+        heartbeat within ``stale_after()``, or stopped without giving them back):
+        a rescue, so the lost attempt counts as the workers' own rescue counts it,
+        and a document that kills its worker ends failed instead of looping. A live
+        worker's jobs are left alone. Returns the ids of the jobs sent back (or
+        failed, with no retries left)."""
+        alive = WorkerHeartbeat.objects.in_state("alive", stale_after())
+        lost = QueueItem.objects.filter(
+            pk__in=list(job_ids), status=Status.PROCESSING
+        ).exclude(claimed_by__in=Subquery(alive.values("worker_id")))
         return self._rescue(
-            orphaned.exclude(pk__in=list(exclude)),
-            "its worker stopped responding",
-            max_retries,
+            lost, "an operator released it, its worker not alive", max_retries=None
         )
 
     def silent_holders(
@@ -795,14 +815,14 @@ class QueueManager:
             }
         return sorted(silent)
 
-    def _rescue(self, queryset: Any, why: str, max_retries: int | None) -> int:
-        """Send lost jobs back to pending; the lost attempt counts, so a job that
-        keeps killing its worker ends failed instead of looping. A job whose row
-        another transaction holds is passed over until the next look: it is being
-        changed (finished, released), or its holder stalled mid-transaction, and
-        waiting for it would hold up every other rescue, and the heartbeats of the
-        worker whose heartbeat thread runs this one."""
-        rescued = 0
+    def _rescue(self, queryset: Any, why: str, max_retries: int | None) -> list[int]:
+        """Send lost jobs back to pending, and return their ids; the lost attempt
+        counts, so a job that keeps killing its worker ends failed instead of
+        looping. A job whose row another transaction holds is passed over until the
+        next look: it is being changed (finished, released), or its holder stalled
+        mid-transaction, and waiting for it would hold up every other rescue, and
+        the heartbeats of the worker whose heartbeat thread runs this one."""
+        rescued: list[int] = []
         with transaction.atomic():
             for item in queryset.select_for_update(skip_locked=True):
                 message = (
@@ -842,7 +862,7 @@ class QueueManager:
                 )
                 _tell_failure(item, fields["error_message"])
                 logger.warning("Rescued job %s: %s", item.pk, message)
-                rescued += 1
+                rescued.append(item.pk)
             if rescued:
                 notify_workers()
         return rescued

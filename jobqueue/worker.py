@@ -64,6 +64,8 @@ class _ThreadState:
     jobs_completed: int = 0
     jobs_failed: int = 0
     jobs_refused: int = 0
+    # Given back to the queue uncharged (a stop, the end of a drain's budget).
+    jobs_released: int = 0
     # The jobs this thread holds (running, or prefetched), by id: its books.
     held: dict[int, Flight] = field(default_factory=dict)
     # Set after a database error: a claim may have landed that the thread never saw.
@@ -246,6 +248,9 @@ class ExtractionWorker:
         self._stopped = Flag()
         self._finish_lock = threading.Lock()
         self._drain: _Drain | None = None
+        # The signal that stopped this worker (``register_signal_handlers``), so
+        # that ``process_queue --once`` tells an interrupted drain from a finished one.
+        self.stopped_by: signal.Signals | None = None
         # The threads waiting for work: one claim serves them all (``_claim``).
         self._idle: list[_ThreadState] = []
         self._idle_lock = threading.Lock()
@@ -271,6 +276,7 @@ class ExtractionWorker:
             # started_at are: else a restart's throughput is the last run's jobs
             # over its first seconds.
             state.jobs_completed = state.jobs_failed = state.jobs_refused = 0
+            state.jobs_released = 0
         self._started_at, self._stopped_at = time.monotonic(), None
         self.runner.start()
         self._joined = self._join()
@@ -500,6 +506,10 @@ class ExtractionWorker:
 
     def is_paused(self) -> bool:
         return self._paused.is_set() or self._db_paused
+
+    def jobs_released(self) -> int:
+        """Jobs given back to the queue uncharged since the last start."""
+        return sum(s.jobs_released for s in self._states)
 
     # --- Work --------------------------------------------------------------------
 
@@ -896,6 +906,7 @@ class ExtractionWorker:
                     item.pk, worker_id=state.worker_id, attempt=item.attempts
                 )
                 if kept:
+                    state.jobs_released += 1
                     logger.info("[%s] released job %s", state.worker_id, item.pk)
         except DatabaseError:
             state.reconcile = True
@@ -1249,15 +1260,17 @@ class ExtractionWorker:
         # A task still running in its thread, which no stop can end: its attempt is
         # cut short, and the job says so (a claim that never started says nothing).
         running = {(s.worker_id, s.current_job) for s in self._states if s.running_task}
+        states = {s.worker_id: s for s in self._states}
         for job_id, worker_id, attempt in held:
             # Fenced: a job rescued and claimed again since the read is its new
             # owner's, and stays so.
-            self.queue.release(
+            if self.queue.release(
                 job_id,
                 worker_id=worker_id,
                 attempt=attempt,
                 interrupted=(worker_id, job_id) in running,
-            )
+            ):
+                states[worker_id].jobs_released += 1
 
     # --- Monitoring ----------------------------------------------------------------------
 
@@ -1343,6 +1356,7 @@ def register_signal_handlers(
     def handle(signum: int, _frame: Any) -> None:
         received.append(signum)
         if len(received) == 1:
+            worker.stopped_by = signal.Signals(signum)
             logger.warning(
                 "Received %s: finishing current jobs (again to stop now)",
                 signal.Signals(signum).name,

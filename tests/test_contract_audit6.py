@@ -153,7 +153,7 @@ def test_the_item_page_shows_each_time_to_the_second(admin_client, make_document
     page = admin_client.get(url).content.decode()
     for field, label in (
         ("created_at", "Created at"),
-        ("started_at", "Started at"),
+        ("started_at", "Latest attempt started at"),
         ("finished_at", "Finished at"),
         ("updated_at", "Updated at"),
     ):
@@ -163,7 +163,9 @@ def test_the_item_page_shows_each_time_to_the_second(admin_client, make_document
     QueueItem.objects.filter(pk=item.pk).update(started_at=None, finished_at=None)
     page = admin_client.get(url).content.decode()
     assert page.count('<div class="readonly">-</div>') >= 2
-    assert QueueItemAdmin.started_column.short_description == "Started at"
+    assert (
+        QueueItemAdmin.started_column.short_description == "Latest attempt started at"
+    )
 
 
 # --- "Delete selected" on workers: the live ones are skipped, not the whole lot --------

@@ -488,12 +488,15 @@ def test_select_all_keeps_the_skip_rules_and_their_counts(admin_client, admin_us
 
 def test_release_returns_processing_jobs_to_pending(admin_client, make_item, queue):
     item = make_item(Status.PENDING)
-    queue.claim("worker-x")
+    queue.claim("worker-x")  # no heartbeat: a dead worker, whose attempt counts
     other = make_item(Status.FAILED)
     _, msgs = run_action(admin_client, "release_jobs", [item, other])
-    assert msgs == ["Released 1 job to pending; skipped 1 that was not processing."]
+    assert msgs == [
+        "Released 1 job to pending (its worker is not alive: the lost attempt "
+        "counts, as in a rescue); skipped 1 that was not processing."
+    ]
     item.refresh_from_db()
-    assert (item.status, item.attempts, item.claimed_by) == (Status.PENDING, 0, "")
+    assert (item.status, item.attempts, item.claimed_by) == (Status.PENDING, 1, "")
 
 
 def test_release_leaves_the_jobs_of_live_workers_alone(

@@ -126,7 +126,9 @@ def test_release_of_select_all_reads_only_the_processing_jobs(admin_client, admi
         with CaptureQueriesContext(connection) as captured:
             response = admin_client.post(CHANGELIST, data)
         assert [str(m) for m in get_messages(response.wsgi_request)] == [
-            f"Released 2 jobs to pending; skipped {waiting} that were not processing."
+            "Released 2 jobs to pending (their workers are not alive: the lost "
+            f"attempts count, as in a rescue); skipped {waiting} that were not "
+            "processing."
         ]
         admin_client.get(response.url)  # shows the message, which clears it
         return len(captured)

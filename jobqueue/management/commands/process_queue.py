@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 
 from django.conf import settings
@@ -53,6 +54,17 @@ def not_migrated(exc: DatabaseError) -> CommandError | None:
 def first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def stopped(signum: signal.Signals, released: int) -> CommandError:
+    """A drain cut short by a signal: the shell's status for it (128 + its number),
+    so a cron wrapper or systemd tells it from a drain that finished."""
+    jobs = ngettext("%d job was", "%d jobs were", released) % released
+    back = f"; {jobs} released back to the queue, uncharged" if released else ""
+    return CommandError(
+        f"Stopped by {signum.name} before the queue was drained{back}.",
+        returncode=128 + signum,
+    )
 
 
 def bad_options(message: str) -> CommandError:
@@ -151,14 +163,16 @@ class Command(BaseCommand):
             dest="as_json",
             help="With --once: print one JSON object instead of the sentence: "
             '{"processed", "completed", "failed", "paused"}, as POST /queue/cron/ '
-            "answers.",
+            'answers; stopped by a signal, also "stopped_by" (its name) and '
+            '"released" (the jobs given back to the queue).',
         )
         parser.add_argument(
             "--exit-code",
             action="store_true",
             help=f"With --once: exit with status {EXIT_JOBS_FAILED} when a job failed "
             "in this run (default: 0 whatever the jobs' outcomes; 1 when the command "
-            "could not run, 2 for bad options).",
+            "could not run, 2 for bad options; 128 + the signal's number when "
+            "stopped by one: 143 for SIGTERM, 130 for Ctrl+C).",
         )
 
     def handle(
@@ -230,6 +244,8 @@ class Command(BaseCommand):
                     f"The database could not be used, nothing was done: "
                     f"{first_line(exc)}"
                 ) from None
+            if "stopped_by" in counts:
+                raise stopped(worker.stopped_by, counts["released"])
             if exit_code and counts["failed"]:
                 raise CommandError(
                     f"{counts['failed']} of {counts['processed']} jobs failed in "
@@ -283,6 +299,10 @@ class Command(BaseCommand):
                 if progress is not None:
                     progress.close()
         counts = {**counts, "paused": paused}
+        if worker.stopped_by is not None:
+            # New keys only when stopped: a finished run's object is the endpoint's.
+            counts["stopped_by"] = worker.stopped_by.name
+            counts["released"] = worker.jobs_released()
         if as_json:
             self.stdout.write(json.dumps(counts))
         elif quiet:
