@@ -93,6 +93,9 @@ def outside_tables(
     for child in parent:
         if child.tag == table:
             yield child
+        elif not len(child):  # an empty paragraph: lxml's searches cost
+            if child.tag in blocks:
+                yield child
         elif next(child.iter(table), None) is None:
             yield from child.iter(*blocks)
         else:

@@ -287,21 +287,27 @@ class _Story:
         """A paragraph's line, after its number or bullet, then its graphics'
         lines; nothing when it runs on into the next one."""
         head, head_graphics = self.joined.pop(p, ("", []))
-        # A text box nests whole paragraphs inside a run; those are yielded on their
-        # own turn, so skip their pieces here. (Rare, hence the cheap check first.)
-        nested = next(islice(p.iter(_P), 1, 2), None) is not None
-        # Hidden by its style, unless a run says otherwise. (A w:vanish in the
-        # paragraph's own w:pPr/w:rPr hides only its mark, not its text.)
-        style = p.find(f"{_W}pPr/{_W}pStyle")
-        style_id = style.get(_VAL, "") if style is not None else ""
-        by_style = self.hidden.get(style_id) if style is not None else None
-        line, hid_text = _own_text(p, nested, by_style, self.hidden)
-        graphics = head_graphics + [
-            el
-            for el in p.iter(CHART, DIAGRAM)
-            if not nested or _owning_paragraph(el) is p
-        ]
-        following = _next_paragraph(p) if _mark_removed(p) else None
+        style_id, following = "", None
+        # A bare <w:p/> (an empty line; generated files may hold hundreds of
+        # thousands) has no style, text or mark to look for: lxml's searches cost.
+        if not len(p):
+            line, hid_text, graphics = "", False, head_graphics
+        else:
+            # A text box nests whole paragraphs inside a run; those are yielded on
+            # their own turn, so skip their pieces here. (Rare: the cheap check.)
+            nested = next(islice(p.iter(_P), 1, 2), None) is not None
+            # Hidden by its style, unless a run says otherwise. (A w:vanish in the
+            # paragraph's own w:pPr/w:rPr hides only its mark, not its text.)
+            style = p.find(f"{_W}pPr/{_W}pStyle")
+            style_id = style.get(_VAL, "") if style is not None else ""
+            by_style = self.hidden.get(style_id) if style is not None else None
+            line, hid_text = _own_text(p, nested, by_style, self.hidden)
+            graphics = head_graphics + [
+                el
+                for el in p.iter(CHART, DIAGRAM)
+                if not nested or _owning_paragraph(el) is p
+            ]
+            following = _next_paragraph(p) if _mark_removed(p) else None
         if following is not None and not (line or graphics or head):
             return  # deleted whole: the next paragraph keeps its own number
         # Run on: the joined paragraph keeps the first one's number.
