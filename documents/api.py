@@ -84,7 +84,7 @@ from documents.services import (
     document_update_details,
 )
 from documents.uploads import FILE_AS_TEXT
-from jobqueue.models import ACTIVE_STATUSES, Status
+from jobqueue.models import Status
 
 # When a caller over USER_MAX_ACTIVE_JOBS may try again: by then some will have run.
 ACTIVE_JOBS_RETRY_SECONDS = 60
@@ -281,8 +281,11 @@ class UploadNotKept(APIException):
             url = reverse("api:document", args=[refusal.existing.pk])
             message += f" It is {url}; send allow_duplicates=true to keep it again."
         super().__init__(detail=message, code=refusal.code)
+        # DRF sends it as Retry-After.
         if self.status_code == status.HTTP_503_SERVICE_UNAVAILABLE:
-            self.wait = NOT_STORED_RETRY_SECONDS  # DRF sends it as Retry-After
+            self.wait = NOT_STORED_RETRY_SECONDS
+        elif self.status_code == status.HTTP_429_TOO_MANY_REQUESTS:
+            self.wait = ACTIVE_JOBS_RETRY_SECONDS
 
 
 PAST_ANY_PAGE = 10**18
@@ -621,6 +624,7 @@ class DocumentList(generics.ListAPIView):
                 upload=data["file"],
                 priority=priority,
                 allow_duplicate=data["allow_duplicates"],
+                limit_active_jobs=True,
             )
         except UploadRefused as refusal:
             raise UploadNotKept(refusal) from refusal
@@ -830,12 +834,17 @@ class DocumentReprocess(generics.GenericAPIView):
         body = PrioritySerializer(data=request.data)
         body.is_valid(raise_exception=True)
         priority = _priority(request, body.validated_data)
-        if document.status not in ACTIVE_STATUSES:
-            # A waiting or running document adds no job (202, or 409 below): the
-            # active-job limit is no reason to refuse it.
-            _check_active_jobs(request)
         with _gone_is_404(document):
-            queued = document_reprocess(document=document, priority=priority)
+            try:
+                # A waiting or running document adds no job (202, or 409 below):
+                # the active-job limit is no reason to refuse it.
+                queued = document_reprocess(
+                    document=document,
+                    priority=priority,
+                    asked_by=request.user,
+                )
+            except LimitReached as error:
+                raise TooManyActiveJobs(str(error)) from None
             if queued is None:
                 document.refresh_from_db(fields=["status"])
         if queued is None and document.status == Status.PROCESSING:

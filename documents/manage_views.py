@@ -157,12 +157,18 @@ def bulk(request: HttpRequest) -> HttpResponse:
         queued, skipped = 0, []
         for document in documents:
             try:
-                if document_reprocess(document=document) is None:
-                    skipped.append(document)
-                else:
-                    queued += 1
+                reprocessed = document_reprocess(
+                    document=document, asked_by=request.user
+                )
             except Document.DoesNotExist:  # deleted meanwhile: nothing to queue
-                pass
+                continue
+            except LimitReached as error:  # reached meanwhile (another tab, a script)
+                messages.error(request, str(error))
+                break
+            if reprocessed is None:
+                skipped.append(document)
+            else:
+                queued += 1
         messages.success(
             request,
             ngettext(

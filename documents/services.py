@@ -17,12 +17,13 @@ from django.db.models import F
 from django.db.models.functions import Substr
 from django.utils import timezone
 
+from documents.access import LimitReached, check_active_jobs
 from documents.extractors.base import ExtractionResult
 from documents.grams import GRAMS_TEXT_CHARS, has_grams, search_grams
 from documents.models import Document, Tag
 from documents.pages import forget_pages
 from documents.uploads import CheckedUpload
-from jobqueue.models import Operation, Status
+from jobqueue.models import Operation, QueueItem, Status, is_operator
 from jobqueue.services import DocumentQueueService, QueueManager
 
 logger = logging.getLogger(__name__)
@@ -71,6 +72,13 @@ class DuplicateUpload(UploadRefused):
         self.existing = existing
 
 
+class TooManyActiveJobs(UploadRefused):
+    """The owner already has ``USER_MAX_ACTIVE_JOBS`` documents waiting or running."""
+
+    code = "too_many_active_jobs"
+    http_status = 429
+
+
 NO_SPACE = {errno.ENOSPC, errno.EDQUOT}
 
 
@@ -80,12 +88,16 @@ def document_create(
     upload: CheckedUpload,
     priority: int = 0,
     allow_duplicate: bool = False,
+    limit_active_jobs: bool = False,
 ) -> Document:
     """Store the file, then create the document and its queue item in one transaction.
 
     All three exist afterwards, or none: whatever fails (a full disk, the database, a
     bug) the stored file or its partial write is removed before the error goes on.
     Raises ``UploadRefused`` (or a subclass) when the failure is one to tell the user.
+    ``limit_active_jobs``: refuse it (``TooManyActiveJobs``) if the owner already has
+    ``USER_MAX_ACTIVE_JOBS`` documents waiting or running (people's uploads, not an
+    administrator's import).
     """
     sha256 = file_sha256(upload.file)
     if not allow_duplicate:  # before the file is stored: the usual case is cheap
@@ -107,13 +119,17 @@ def document_create(
             name, upload.file, max_length=field.max_length
         )
         with transaction.atomic():
-            if not allow_duplicate:
-                # Again, with the owner's uploads taking turns (the owner's row
-                # locked on PostgreSQL; SQLite's writers take turns from BEGIN):
-                # two copies sent at once (a double click, a client's retry)
-                # both passed the look above.
+            if not allow_duplicate or limit_active_jobs:
+                # Checked again, with the owner's uploads taking turns (the owner's
+                # row locked on PostgreSQL; SQLite's writers take turns from BEGIN):
+                # two copies sent at once (a double click, a client's retry) both
+                # passed the look above, and so did uploads sent at once from the
+                # form and the API, each counting the jobs before the others'.
                 _take_owners_turn({owner.pk})
+            if not allow_duplicate:
                 _refuse_duplicate(owner=owner, upload=upload, sha256=sha256)
+            if limit_active_jobs:
+                _refuse_over_active_limit(owner)
             document.save()
             queue = DocumentQueueService()
             if queue.enqueue(document.pk, Operation.EXTRACT, priority) is None:
@@ -155,6 +171,13 @@ def _refuse_duplicate(*, owner, upload: CheckedUpload, sha256: str) -> None:
         )
 
 
+def _refuse_over_active_limit(owner) -> None:
+    try:
+        check_active_jobs(owner)
+    except LimitReached as error:
+        raise TooManyActiveJobs(str(error)) from None
+
+
 def _raise_refusal(error: BaseException, filename: str) -> None:
     """Turn a failure the sender should hear about into ``UploadRefused``."""
     if isinstance(error, OSError) and error.errno in NO_SPACE:
@@ -171,10 +194,38 @@ def _raise_refusal(error: BaseException, filename: str) -> None:
         ) from error
 
 
-def document_reprocess(*, document: Document, priority: int = 0) -> int | None:
+def document_reprocess(
+    *, document: Document, priority: int = 0, asked_by=None
+) -> int | None:
     """Queue the document again; None while an extraction of it (its first, or a
     reprocess) is waiting or running: the queue keeps one of that work active.
-    Raises ``Document.DoesNotExist`` if another request has just deleted it."""
+    Raises ``Document.DoesNotExist`` if another request has just deleted it.
+    ``asked_by``: the person asking (on the site, on the API), refused
+    (``LimitReached``) if a new job would take them over ``USER_MAX_ACTIVE_JOBS``;
+    unless an operator, they leave a waiting job's priority as it is."""
+    if asked_by is not None:
+        with transaction.atomic():
+            # Counted and queued in one turn of the person's (and of the owner's,
+            # whose delete waits for it): reprocesses sent at once each counted
+            # the jobs before the others' were queued, past the limit together.
+            _take_owners_turn({asked_by.pk, document.owner_id})
+            if not Document.objects.filter(pk=document.pk).exists():
+                raise Document.DoesNotExist(f"Document {document.pk} was deleted.")
+            waiting = (
+                QueueItem.objects.active()
+                .doing_work_of(Operation.REPROCESS)
+                .filter(document_id=document.pk)
+            )
+            if not waiting.exists():
+                check_active_jobs(asked_by)
+            elif not is_operator(asked_by):
+                # The queue would raise the job to the person's priority, undoing
+                # an operator's "Lower priority": only operators set priorities.
+                document.refresh_from_db(
+                    fields=["status", "error_type", "error_message", "updated_at"]
+                )
+                return None
+            return document_reprocess(document=document, priority=priority)
     try:
         job_id = DocumentQueueService().enqueue(
             document.pk, Operation.REPROCESS, priority

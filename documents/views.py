@@ -70,7 +70,6 @@ from documents.templatetags.documents_tags import (
 )
 from documents.uploads import download_name
 from jobqueue.models import (
-    ACTIVE_STATUSES,
     Operation,
     QueueControl,
     QueueItem,
@@ -184,6 +183,7 @@ def upload(request: HttpRequest) -> HttpResponse:
                     owner=request.user,
                     upload=checked,
                     allow_duplicate=form.cleaned_data["allow_duplicates"],
+                    limit_active_jobs=True,
                 )
             )
         except UploadRefused as refusal:
@@ -545,13 +545,9 @@ def reprocess(request: HttpRequest, pk: int) -> HttpResponse:
     if not can_reprocess(request.user, document):
         raise PermissionDenied("Only the owner or a queue operator may reprocess it.")
     try:
-        # A waiting or running document adds no job: the limit is no reason to refuse.
-        if document.status not in ACTIVE_STATUSES:
-            check_active_jobs(request.user)
+        queued = document_reprocess(document=document, asked_by=request.user)
     except LimitReached as error:
         return refused_page(request, str(error))
-    try:
-        queued = document_reprocess(document=document)
     except Document.DoesNotExist:  # deleted meanwhile (another tab, a script)
         raise Http404 from None
     if queued is None:
