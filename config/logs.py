@@ -69,6 +69,10 @@ def logging_config(log_format: str, level: str) -> dict[str, Any]:
             # django-environ says at INFO, in every process, that there is no .env
             # file: where the environment holds the settings, there need not be.
             "environ": {"level": "WARNING"},
+            # Django's default logging gives this logger a console handler of its
+            # own while DEBUG is on (make run's .env), which wrote each record a
+            # second time, a bare message: none here, so ours writes it once.
+            "django": {"handlers": []},
             "django.security.DisallowedHost": {"filters": ["one_line"]},
             # gunicorn's own, which it would write in formats of its own (its
             # access log to stdout): through the console, once each.
