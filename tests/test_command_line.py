@@ -48,6 +48,7 @@ BAD_INPUT = {
         # PostgreSQL's integer column: every failure's record failed, the job looped.
         (["--max-retries", "1001"], "out of range"),
         (["--queue", "q" * 101], "at most 100 characters"),
+        (["--queue", " "], "given none"),
     ],
     "clear_queue": [
         ([], "--older-than"),

@@ -208,6 +208,10 @@ class Command(BaseCommand):
                 "setting."
             )
         for name in queues or ():
+            if not name.strip():
+                # An empty crontab variable ("--queue $QUEUE"): the workers would
+                # wait for jobs of a queue nothing names.
+                raise bad_options("--queue needs a queue's name; it was given none.")
             if len(name) > QUEUE_NAME_MAX:
                 # No job is ever queued under it: the workers would wait forever.
                 raise bad_options(
