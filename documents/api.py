@@ -57,7 +57,7 @@ from documents.access import (
     check_active_jobs,
 )
 from documents.api_errors import not_multipart, or_list, shown
-from documents.extractors.formats import READABLE, by_extension, by_mime_type
+from documents.extractors.formats import READABLE, by_name
 from documents.forms import DocumentDetailsForm
 from documents.models import Document
 from documents.pagination import IdsFirstPaginator
@@ -486,11 +486,7 @@ class ListQuery(serializers.Serializer):
     )
 
     def validate_type(self, value: str) -> str:
-        found = (
-            by_mime_type(value)
-            or next((fmt for fmt in READABLE if fmt.key == value.lower()), None)
-            or by_extension("." + value.removeprefix("."))
-        )
+        found = by_name(value)
         if found is None:
             keys = ", ".join(fmt.key for fmt in READABLE)
             raise serializers.ValidationError(

@@ -8,6 +8,7 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
+from documents.extractors.formats import by_name
 from documents.uploads import FILE_AS_TEXT, CheckedUpload, check_upload
 
 
@@ -144,7 +145,18 @@ class DocumentFilterForm(forms.Form):
         super().__init__(data)
         self.fields["status"].choices = [("", "Any"), *statuses]
 
+    def clean_type(self) -> str:
+        return asked_type(self.cleaned_data["type"])
+
     def filters(self) -> dict[str, Any]:
         """The valid, non-empty values."""
         self.is_valid()
         return {k: v for k, v in self.cleaned_data.items() if v not in ("", None)}
+
+
+def asked_type(value: str) -> str:
+    """The MIME type that ``?type=`` names, as the API reads it ("pdf", "docx", a
+    MIME type); any other value as it is (a stored type no longer read, such as a
+    legacy Word file's)."""
+    found = by_name(value) if value else None
+    return found.mime_type if found else value

@@ -51,7 +51,7 @@ from documents.extractors.formats import (
     accepted_labels,
     type_choices,
 )
-from documents.forms import DocumentFilterForm, UploadForm
+from documents.forms import DocumentFilterForm, UploadForm, asked_type
 from documents.models import Document, Tag, shown_name
 from documents.pagination import CountedPaginator, StatusCounts, Tally
 from documents.search import SearchTooBroad, parse_query, search_documents
@@ -499,7 +499,7 @@ def search(request: HttpRequest) -> HttpResponse:
     query = request.GET.get("q", "").strip()
     status = request.GET.get("status", "")
     status = status if status in Status.values else ""
-    mime_type = request.GET.get("type", "")
+    mime_type = asked_type(request.GET.get("type", ""))
     types = _type_choices(request.user, mime_type)
     mime_type = mime_type if mime_type in dict(types) else ""
     page = request.GET.get("page", "1")

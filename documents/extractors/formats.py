@@ -521,6 +521,16 @@ def by_extension(filename: str) -> Format | None:
     return _BY_EXTENSION.get(f".{extension.lower()}") if dot else None
 
 
+def by_name(name: str) -> Format | None:
+    """The readable format a person or a script names: its key ("pdf"), its MIME
+    type, or an extension ("docx", ".docx")."""
+    return (
+        by_mime_type(name)
+        or next((fmt for fmt in READABLE if fmt.key == name.lower()), None)
+        or by_extension("." + name.removeprefix("."))
+    )
+
+
 def label_for(mime_type: str | None) -> str:
     """A person's name for a MIME type ("Word (DOCX)"), never the raw string."""
     fmt = by_mime_type(mime_type)

@@ -333,6 +333,10 @@ def test_list_filters_by_type_date_tag_and_name(user_client, user, make_document
 
     response = user_client.get(url, {"type": "application/pdf"})
     assert names(response) == ["report.pdf"]
+    # Named as the API names it: its key, or an extension.
+    for named in ("pdf", "PDF", ".pdf"):
+        assert names(user_client.get(url, {"type": named})) == ["report.pdf"]
+    assert names(user_client.get(url, {"type": "docx"})) == ["letter.docx"]
     since = (timezone.localdate() - timedelta(days=7)).isoformat()
     assert set(names(user_client.get(url, {"since": since}))) == {
         "report.pdf",

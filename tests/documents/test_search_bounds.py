@@ -130,6 +130,10 @@ def test_filters_combine_with_the_query(user, user_client, many):
         {"q": "common", "status": "failed", "type": "application/pdf"},
     )
     assert len(response.context["hits"]) == 3
+    response = user_client.get(
+        reverse("documents:search"), {"q": "common", "status": "failed", "type": "pdf"}
+    )
+    assert len(response.context["hits"]) == 3
     # Unknown filter values are ignored, not errors.
     response = user_client.get(
         reverse("documents:search"), {"q": "common", "status": "x", "type": "y/z"}
