@@ -461,9 +461,16 @@ def _viewer(request: HttpRequest, document: Document) -> dict:
         or not document.page_count
     ):
         return {}
+    return {"viewer_page": _asked_page(request, document.page_count)}
+
+
+def _asked_page(request: HttpRequest, last: int) -> int:
+    """``?page=N`` from 1 to ``last``, as the list's pages: a number past the end
+    (however long) is the last page, anything but a number the first."""
     raw = request.GET.get("page", "1")
-    number = int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 7 else 1
-    return {"viewer_page": min(max(number, 1), document.page_count)}
+    if not (raw.isascii() and raw.isdigit()):
+        return 1
+    return max(1, min(int(raw) if len(raw) < 7 else last, last))
 
 
 @login_required
@@ -502,9 +509,7 @@ def search(request: HttpRequest) -> HttpResponse:
     mime_type = asked_type(request.GET.get("type", ""))
     types = _type_choices(request.user, mime_type)
     mime_type = mime_type if mime_type in dict(types) else ""
-    page = request.GET.get("page", "1")
-    page = int(page) if page.isascii() and page.isdigit() and len(page) < 6 else 1
-    page = min(max(page, 1), SEARCH_MAX_PAGE)
+    page = _asked_page(request, SEARCH_MAX_PAGE)
     context = {
         "query": query,
         "status": status,

@@ -78,8 +78,13 @@ def test_the_detail_page_shows_one_page_at_a_time(user_client, pdf):
         'href="?page=1#pages-heading"' in body
         and 'href="?page=3#pages-heading"' in body
     )
-    last = user_client.get(pdf.get_absolute_url(), {"page": "99"}).content.decode()
-    assert "Page 3 of 3" in last and "Next page" not in last
+    # Past the end, however long the number: the last page, as the list's pages.
+    for past in ("99", "9" * 20):
+        last = user_client.get(pdf.get_absolute_url(), {"page": past}).content.decode()
+        assert "Page 3 of 3" in last and "Next page" not in last
+    for not_a_page in ("abc", "-2", "1.5"):
+        first = user_client.get(pdf.get_absolute_url(), {"page": not_a_page})
+        assert "Page 1 of 3" in first.content.decode()
 
 
 def test_deleting_the_document_removes_its_pages(
