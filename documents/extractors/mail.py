@@ -33,6 +33,11 @@ from .winmail import SIGNATURE, Winmail, is_winmail
 
 _HEADERS = ("From", "To", "Cc", "Subject", "Date")
 _BODY_TYPES = ("plain", "html")
+# A bounce's report (RFC 3464, RFC 6533): read in the body, as mail programs show it.
+_DELIVERY_STATUS = ("message/delivery-status", "message/global-delivery-status")
+_STATUS_CHARSET = (
+    "utf-8"  # a global one's (an address's 8-bit letters); others are ASCII
+)
 # A line opening a part: "--", a boundary (RFC 2046's characters, 1 to 70, not
 # ending in a space), then the part's first header.
 _BOUNDARY_LINE = re.compile(
@@ -169,7 +174,8 @@ class _Mail:
             self.attachments.append(part)
             return
         maintype, subtype = part.get_content_maintype(), part.get_content_subtype()
-        if maintype == "text" and subtype in _BODY_TYPES:
+        status = part.get_content_type() in _DELIVERY_STATUS  # read as text
+        if (maintype == "text" and subtype in _BODY_TYPES) or status:
             self.body.append(part)
         elif maintype != "multipart":
             self.attachments.append(part)
@@ -487,6 +493,9 @@ def _body_lines(body: list[EmailMessage]) -> Iterator[str]:
     for n, part in enumerate(body):
         if n:
             yield ""
+        if part.get_content_type() in _DELIVERY_STATUS:
+            yield from _delivery_status_lines(part)
+            continue
         content = part_text(part)
         if part.get_content_subtype() == "html" or _looks_like_html(part, content):
             # A mail program shows no page title ("Untitled Document").
@@ -496,6 +505,26 @@ def _body_lines(body: list[EmailMessage]) -> Iterator[str]:
             yield from _unflowed(content.splitlines(), delsp=delsp)
         else:
             yield from content.splitlines()
+
+
+def _delivery_status_lines(part: EmailMessage) -> Iterator[str]:
+    """A bounce's delivery status as its fields read (the failed recipient, its
+    Action and Status): a block for the message, then one for each recipient, a
+    blank line between them. The parser keeps each block as a part of headers (a
+    global one, its first block only: the rest is that part's body)."""
+    blocks = part.get_payload()
+    if not isinstance(blocks, list):
+        yield from part_text(part).splitlines()
+        return
+    for n, block in enumerate(blocks):
+        if n:
+            yield ""
+        for name in dict.fromkeys(name for name, _ in block.raw_items()):
+            yield f"{name}: {_header(block, name, _STATUS_CHARSET)}"
+        rest = block.get_payload(decode=True)
+        if isinstance(rest, bytes) and rest.strip():
+            yield ""
+            yield from decode(rest.strip(b"\r\n"), _STATUS_CHARSET).splitlines()
 
 
 def _attached_lines(

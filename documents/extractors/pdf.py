@@ -75,6 +75,10 @@ logging.getLogger("pypdfium2._helpers.document").addFilter(
     lambda record: "without XFA support" not in record.getMessage()
 )
 _LEVEL = 0.1  # radians: a baseline turned less than about 6° is level
+# Of a glyph's height across a turned baseline (its loose box's): glyphs set one at
+# a time further apart than this along it have a space between them (a space is
+# about a quarter of it; a kern, far less).
+_SIDEWAYS_SPACE = 0.15
 # A page with at most this much text over images covering this share of it is read
 # from its image too: a stamp, a page or Bates number, a fax header on a scan.
 _STAMP_CHARS = 80
@@ -523,6 +527,7 @@ def _pdfium_page(doc: Any, index: int, *, auto: bool) -> tuple[_Page, bool]:
             _turned_text(textpage, count)  # lines set sideways: not rows across
         ):
             raw = rows
+        raw = _sideways_read(textpage, plain, count, raw)
         kinds = _object_kinds(page) if count == 0 else set()
         # PDFium marks a line-end hyphen as U+0002 (and drops the line break after
         # it): put both back, for hyphens.join_hyphenated to judge.
@@ -688,6 +693,150 @@ def _turned(textpage: Any, index: int) -> bool:
     """Whether the character at ``index`` lies on a baseline that is not level."""
     angle = pdfium_c.FPDFText_GetCharAngle(textpage, index)
     return angle >= 0 and abs(math.remainder(angle, math.tau)) > _LEVEL
+
+
+@dataclass(slots=True)
+class _Sideways:
+    """A glyph on a turned baseline, where it lies along it and across it."""
+
+    text: str
+    angle: float
+    start: float  # along the baseline, the way it reads
+    end: float
+    across: float  # its middle
+    height: float  # its font's, across the baseline
+
+
+def _sideways_read(textpage: Any, plain: str, count: int, text: str) -> str:
+    """``text`` with the pieces of each line set sideways a glyph at a time read
+    as that line (see _sideways_words). It comes after the steps that put the
+    page's lines in order, which find its glyphs by their place in ``plain``
+    (right-to-left words); they keep the pieces as lines of their own, or lay
+    the page out anew, and then the pieces are left as they read."""
+    found = _sideways_words(textpage, plain) if len(plain) == count else {}
+    if not found:
+        return text
+    lines = text.split("\r\n")
+    at = 0
+    for start, (end, words) in found.items():  # in the page's order
+        pieces = plain[start:end].split("\r\n")
+        size = len(pieces)
+        where = next(
+            (
+                k
+                for k in range(at, len(lines) - size + 1)
+                if lines[k : k + size] == pieces
+            ),
+            None,
+        )
+        if where is not None:
+            lines[where : where + size] = [words]
+            at = where + 1
+    return "\r\n".join(lines)
+
+
+def _sideways_words(textpage: Any, plain: str) -> dict[int, tuple[int, str]]:
+    """Runs of lines of ``plain`` that are pieces of one line set sideways a glyph
+    at a time (a chart's axis title from LibreOffice, fpdf2's rotation()), each
+    read as that one line, keyed by where in ``plain`` it starts: where it ends,
+    and its text. PDFium takes a text object's direction from its first and last
+    glyphs, and one of a single glyph as running the page's way: on a page of
+    level lines it breaks such a line between glyphs that lie above the one
+    before, and the ones it keeps together come out of order ("U", "nits", "s",
+    "o", "dl" for "Units sold"; upside down, "dl os sti n U"). Their glyphs are
+    read in the order they lie along their baseline, with a space where they lie
+    a space apart. A line PDFium kept whole and in order is left as it reads."""
+    pieces = []  # each line: where it starts and ends, its glyphs if sideways
+    start = 0
+    for line in plain.split("\r\n"):
+        first, start = start, start + len(line) + 2
+        pieces.append((first, first + len(line), _sideways_line(textpage, line, first)))
+    found = {}
+    k = 0
+    while k < len(pieces):
+        first, end, glyphs = pieces[k]
+        n = k + 1
+        while glyphs and n < len(pieces) and _goes_on_sideways(glyphs, pieces[n][2]):
+            glyphs = glyphs + pieces[n][2]
+            end, n = pieces[n][1], n + 1
+        if n - k >= 2 or any(
+            b.start < a.start - 0.1 * a.height for a, b in pairwise(glyphs)
+        ):
+            found[first] = end, _read_along(glyphs)
+        k = n
+    return found
+
+
+def _sideways_line(textpage: Any, line: str, first: int) -> list[_Sideways]:
+    """The glyphs of a line of PDFium's text all set on one turned baseline (a
+    combining mark with its letter), else none. Only a line that starts turned
+    costs more than a look at its first letter."""
+    glyphs: list[_Sideways] = []
+    for k, char in enumerate(line, first):
+        if char.isspace():
+            continue
+        if not glyphs and not _turned(textpage, k):
+            return []
+        angle = pdfium_c.FPDFText_GetCharAngle(textpage, k)
+        if (
+            pdfium_c.FPDFText_IsGenerated(textpage, k) == 1  # a hyphen PDFium put in
+            or _strong_rtl(char)  # read against its baseline: left as it is
+            or angle < 0  # no angle known
+            or abs(math.remainder(angle, math.tau)) <= _LEVEL
+            or (
+                glyphs
+                and abs(math.remainder(angle - glyphs[0].angle, math.tau)) > _LEVEL
+            )
+        ):
+            return []
+        if glyphs and unicodedata.category(char) == "Mn":
+            glyphs[-1].text += char
+            continue
+        left, bottom, right, top = textpage.get_charbox(k, loose=True)
+        cos, sin = math.cos(angle), math.sin(angle)  # PDFium's angle turns clockwise
+        corners = [(x, y) for x in (left, right) for y in (bottom, top)]
+        along = [x * cos - y * sin for x, y in corners]
+        across = [x * sin + y * cos for x, y in corners]
+        glyphs.append(
+            _Sideways(
+                char,
+                angle,
+                min(along),
+                max(along),
+                (min(across) + max(across)) / 2,
+                max(across) - min(across),
+            )
+        )
+    if any(abs(g.across - glyphs[0].across) > 0.25 * g.height for g in glyphs):
+        return []  # not one baseline (a superscript, two lines run together)
+    return glyphs
+
+
+def _goes_on_sideways(glyphs: list[_Sideways], more: list[_Sideways]) -> bool:
+    """Whether the glyphs of ``more`` lie on the baseline of ``glyphs``, among them
+    or less than a line's height from either end."""
+    if not more:
+        return False
+    head = glyphs[0]
+    height = max(head.height, more[0].height)
+    return (
+        abs(math.remainder(more[0].angle - head.angle, math.tau)) <= _LEVEL
+        and all(abs(g.across - head.across) <= 0.25 * height for g in more)
+        and min(g.start for g in more) <= max(g.end for g in glyphs) + height
+        and max(g.end for g in more) >= min(g.start for g in glyphs) - height
+    )
+
+
+def _read_along(glyphs: list[_Sideways]) -> str:
+    """Glyphs in the order they lie along their baseline, a space put where they
+    lie further apart than a kern."""
+    text, reach = "", -math.inf
+    for glyph in sorted(glyphs, key=lambda g: g.start):
+        if text and glyph.start - reach > _SIDEWAYS_SPACE * glyph.height:
+            text += " "
+        text += glyph.text
+        reach = max(reach, glyph.end)
+    return text
 
 
 def _turned_text(textpage: Any, count: int, samples: int = _SAMPLE) -> bool:
