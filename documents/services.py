@@ -205,10 +205,13 @@ def document_reprocess(
     unless an operator, they leave a waiting job's priority as it is."""
     if asked_by is not None:
         with transaction.atomic():
-            # Counted and queued in one turn of the person's (and of the owner's,
-            # whose delete waits for it): reprocesses sent at once each counted
-            # the jobs before the others' were queued, past the limit together.
-            _take_owners_turn({asked_by.pk, document.owner_id})
+            # Counted and queued in the owner's turn (their delete waits for it):
+            # reprocesses sent at once each counted the jobs before the others'
+            # were queued, past the limit together. Only the owner's: an operator
+            # reprocessing another's document adds nothing to their own count, and
+            # locking their row too deadlocked with their admin deletes (whose log
+            # entry's key, checked at commit, waits for the operator's row).
+            _take_owners_turn({document.owner_id})
             if not Document.objects.filter(pk=document.pk).exists():
                 raise Document.DoesNotExist(f"Document {document.pk} was deleted.")
             waiting = (

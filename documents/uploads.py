@@ -151,13 +151,15 @@ def read_part_headers(stream: LazyStream, max_header_size: int) -> tuple:
     and the API said no file was sent. Every byte is a Latin-1 character, so the
     name is read; it is then made safe like any other (``sanitize_file_name``,
     ``clean_filename``). Bytes that are UTF-8 are left as they are."""
-    chunk = stream.read(max_header_size)
+    chunk = read = stream.read(max_header_size)
     end = chunk.find(b"\r\n\r\n")
     if end != -1:
         lines = chunk[:end].split(b"\r\n")
         chunk = b"\r\n".join(map(_as_utf8, lines)) + chunk[end:]
     stream.unget(chunk)
-    return _django_read_part_headers(stream, max_header_size)
+    # A Latin-1 byte is two in UTF-8: headers that fitted as sent fit twice the room.
+    grown = len(chunk) > len(read)
+    return _django_read_part_headers(stream, max_header_size * (2 if grown else 1))
 
 
 def _as_utf8(line: bytes) -> bytes:

@@ -97,6 +97,7 @@ def _lines(workbook: Any, recalculates: bool) -> Iterator[str]:
     `recalculates`, and its cached results may be placeholders."""
     styles = _Styles(workbook)
     charts_only = _chartsheet_parts(workbook) if workbook.chartsheets else {}
+    drawings_read: set[str] = set()
     for name in workbook.sheetnames:  # in tab order, sheets of a chart among them
         sheet = workbook[name]
         # Hidden rows and columns are read: they often hold what people look up.
@@ -104,7 +105,9 @@ def _lines(workbook: Any, recalculates: bool) -> Iterator[str]:
             continue
         yield f"{sheet.title}"
         if name in charts_only:
-            yield from _drawing_lines(workbook._archive, charts_only[name])
+            yield from _drawing_lines(
+                workbook._archive, charts_only[name], drawings_read
+            )
             yield ""
             continue
         for cells in _rows(sheet, recalculates):
@@ -119,7 +122,9 @@ def _lines(workbook: Any, recalculates: bool) -> Iterator[str]:
                     column = cell["column"]
             if line:
                 yield "\t".join(line)
-        yield from _drawing_lines(workbook._archive, sheet._worksheet_path)
+        yield from _drawing_lines(
+            workbook._archive, sheet._worksheet_path, drawings_read
+        )
         yield from _comments(sheet)
         yield ""
 
@@ -204,13 +209,18 @@ def _chartsheet_parts(workbook: Any) -> dict[str, str]:
     }
 
 
-def _drawing_lines(archive: Any, sheet_part: str) -> Iterator[str]:
+def _drawing_lines(archive: Any, sheet_part: str, read: set[str]) -> Iterator[str]:
     """The text a sheet's drawing lays over its cells, from the top left: its
     text boxes' and shapes' paragraphs, its charts' titles and labels (as DOCX's
-    and PPTX's)."""
+    and PPTX's). A drawing in ``read`` is skipped, and each read is added: a
+    hostile file relating one large drawing thousands of times had it parsed as
+    many times."""
     from lxml import etree
 
     for drawing in _related(archive, sheet_part, _DRAWING):
+        if drawing in read:
+            continue
+        read.add(drawing)
         try:
             root = parse_xml(archive.read(drawing))
         except (etree.XMLSyntaxError, ValueError):
