@@ -671,22 +671,24 @@ class QueueItemAdmin(BoundedDeleteMixin, admin.ModelAdmin):
                 "selected running jobs” to end them.",
             )
             self.message_user(request, counted(skip, kept), messages.WARNING)
-        ids = list(
-            queryset.exclude(pk__in=held.values("pk")).values_list("pk", flat=True)
-        )
         # The rest are dead workers' jobs: released as a rescue, the lost attempt
         # counted, so a document that kills its worker cannot loop through here.
         # Only the processing ones are read: the rest of a "select all" is skipped.
         done = QueueManager().release_orphaned(
             queryset.filter(status=Status.PROCESSING).values_list("pk", flat=True)
         )
-        self._log(request, done, "Released as a rescue: its worker was not alive")
-        failed = QueueItem.objects.filter(pk__in=done, status=Status.FAILED).count()
-        pending = len(done) - failed
+        failed = [pk for pk, status in done.items() if status == Status.FAILED]
+        pending = [pk for pk, status in done.items() if status != Status.FAILED]
+        self._log(request, pending, "Released as a rescue: its worker was not alive")
+        self._log(
+            request,
+            failed,
+            "Failed as a rescue: its worker was not alive, no retries left",
+        )
         self._report(
             request,
             len(done),
-            counted(RELEASED if pending else RELEASED_NONE, pending),
+            counted(RELEASED if pending else RELEASED_NONE, len(pending)),
             (
                 (
                     "failed %(count)d whose worker is not alive and that had no "
@@ -694,14 +696,16 @@ class QueueItemAdmin(BoundedDeleteMixin, admin.ModelAdmin):
                     "failed %(count)d whose workers are not alive and that had no "
                     "retries left",
                 ),
-                failed,
+                len(failed),
             ),
             (
                 (
-                    "skipped %(count)d that was not processing",
-                    "skipped %(count)d that were not processing",
+                    "skipped %(count)d that was not processing (or was being "
+                    "changed meanwhile)",
+                    "skipped %(count)d that were not processing (or were being "
+                    "changed meanwhile)",
                 ),
-                len(ids) - len(done),
+                queryset.exclude(pk__in=held.values("pk")).count() - len(done),
             ),
         )
 

@@ -749,13 +749,13 @@ class QueueManager:
             )
         )
 
-    def release_orphaned(self, job_ids: Iterable[int]) -> list[int]:
+    def release_orphaned(self, job_ids: Iterable[int]) -> dict[int, str]:
         """An operator's release of processing jobs whose worker is not alive (no
         heartbeat within ``stale_after()``, or stopped without giving them back):
         a rescue, so the lost attempt counts as the workers' own rescue counts it,
         and a document that kills its worker ends failed instead of looping. A live
-        worker's jobs are left alone. Returns the ids of the jobs sent back (or
-        failed, with no retries left)."""
+        worker's jobs are left alone. Returns the status each job was given, by id
+        (pending, or failed with no retries left)."""
         alive = WorkerHeartbeat.objects.in_state("alive", stale_after())
         lost = QueueItem.objects.filter(
             pk__in=list(job_ids), status=Status.PROCESSING
@@ -815,14 +815,16 @@ class QueueManager:
             }
         return sorted(silent)
 
-    def _rescue(self, queryset: Any, why: str, max_retries: int | None) -> list[int]:
-        """Send lost jobs back to pending, and return their ids; the lost attempt
-        counts, so a job that keeps killing its worker ends failed instead of
+    def _rescue(
+        self, queryset: Any, why: str, max_retries: int | None
+    ) -> dict[int, str]:
+        """Send lost jobs back to pending, and return the status each was given (by
+        id: pending, or failed with no retries left); the lost attempt counts, so a job that keeps killing its worker ends failed instead of
         looping. A job whose row another transaction holds is passed over until the
         next look: it is being changed (finished, released), or its holder stalled
         mid-transaction, and waiting for it would hold up every other rescue, and
         the heartbeats of the worker whose heartbeat thread runs this one."""
-        rescued: list[int] = []
+        rescued: dict[int, str] = {}
         with transaction.atomic():
             for item in queryset.select_for_update(skip_locked=True):
                 message = (
@@ -862,7 +864,7 @@ class QueueManager:
                 )
                 _tell_failure(item, fields["error_message"])
                 logger.warning("Rescued job %s: %s", item.pk, message)
-                rescued.append(item.pk)
+                rescued[item.pk] = status
             if rescued:
                 notify_workers()
         return rescued

@@ -493,7 +493,8 @@ def test_release_returns_processing_jobs_to_pending(admin_client, make_item, que
     _, msgs = run_action(admin_client, "release_jobs", [item, other])
     assert msgs == [
         "Released 1 job to pending (its worker is not alive: the lost attempt "
-        "counts, as in a rescue); skipped 1 that was not processing."
+        "counts, as in a rescue); skipped 1 that was not processing (or was being "
+        "changed meanwhile)."
     ]
     item.refresh_from_db()
     assert (item.status, item.attempts, item.claimed_by) == (Status.PENDING, 1, "")

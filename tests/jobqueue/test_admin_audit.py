@@ -128,7 +128,7 @@ def test_release_of_select_all_reads_only_the_processing_jobs(admin_client, admi
         assert [str(m) for m in get_messages(response.wsgi_request)] == [
             "Released 2 jobs to pending (their workers are not alive: the lost "
             f"attempts count, as in a rescue); skipped {waiting} that were not "
-            "processing."
+            "processing (or were being changed meanwhile)."
         ]
         admin_client.get(response.url)  # shows the message, which clears it
         return len(captured)

@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import pytest
+from django.contrib.admin.models import LogEntry
 from django.contrib.messages import get_messages
 from django.urls import reverse
 
@@ -118,6 +119,16 @@ def test_releasing_the_jobs_of_a_killed_worker_counts_the_lost_attempt(
         (retried, 1, "rescued"),
         (last, 1, "failed"),
     ]
+    # Each job's history says what was done to it.
+    history = {
+        int(entry.object_id): entry.change_message
+        for entry in LogEntry.objects.filter(object_id__in=[str(retried), str(last)])
+    }
+    assert history == {
+        retried: "Released as a rescue: its worker was not alive (admin action).",
+        last: "Failed as a rescue: its worker was not alive, no retries left "
+        "(admin action).",
+    }
 
 
 # --- started_at: the latest attempt's start ----------------------------------------------
