@@ -134,6 +134,15 @@ def api_tokens(request: HttpRequest) -> HttpResponse:
         if action == "revoke_all":
             if not confirmed:
                 return _confirm_revoke(request, tokens, one=False)
+            # The tokens the page asking first listed: not one made since, in
+            # another tab. (A script that sends none means all it has.)
+            listed = [
+                key
+                for key in request.POST.getlist("token")
+                if RevokeForm({"token": key}).is_valid()
+            ]
+            if "token" in request.POST:
+                tokens = tokens.filter(token_key__in=listed)
             count = tokens.delete()[0]
             messages.success(
                 request,
