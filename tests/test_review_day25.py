@@ -170,3 +170,13 @@ def test_a_hostile_impress_transform_is_read_at_once(tmp_path: Path) -> None:
     path = tmp_path / "deck.odp"
     path.write_bytes(odf_package("presentation", slide))
     assert {"Placed", "Hostile"} <= set(extract(path).text.splitlines())
+
+
+@pytest.mark.parametrize("code", ["00000-0000", "[<=9999999]###-####", "General"])
+def test_a_cell_that_is_not_a_number_reads_as_excels_error(code):
+    """A hand-written <v>NaN</v> came out through the new formats as "00000-0NaN"."""
+    from documents.extractors.number_formats import number_format
+    from documents.extractors.xlsx import _cell
+
+    assert _cell(float("nan"), number_format(code)) == "#NUM!"
+    assert _cell(float("inf"), number_format(code)) == "#NUM!"

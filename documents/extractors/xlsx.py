@@ -4,6 +4,7 @@ file, so a huge sheet is read only as far as the limit."""
 from __future__ import annotations
 
 import datetime
+import math
 import os
 import re
 from collections.abc import Iterator
@@ -364,7 +365,9 @@ def _cell(value: object, shown_as: NumberFormat) -> str:
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
     if isinstance(value, int | float):
-        return shown_as.number(value)
+        # Not a number Excel can hold ("NaN" written by hand): its error's words,
+        # not a format's digits around "nan".
+        return shown_as.number(value) if math.isfinite(value) else "#NUM!"
     if isinstance(value, datetime.datetime | datetime.time):
         return shown_as.date(value)
     if isinstance(value, datetime.date):
