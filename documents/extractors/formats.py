@@ -362,7 +362,7 @@ WINMAIL = Format(
 IMAGES = (
     _image("png", "PNG image", "image/png", (".png",), signatures=(b"\x89PNG\r\n\x1a\n",)),
     _image("jpeg", "JPEG image", "image/jpeg", (".jpg", ".jpeg", ".jpe"),
-           signatures=(b"\xff\xd8\xff",), other_mime_types=("image/pjpeg",)),
+           signatures=(b"\xff\xd8\xff",), other_mime_types=("image/pjpeg", "image/jpg")),
     _image("tiff", "TIFF image", "image/tiff", (".tif", ".tiff"),
            signatures=(b"II*\x00", b"MM\x00*", b"II+\x00", b"MM\x00+")),  # BigTIFF
     _image("webp", "WebP image", "image/webp", (".webp",),

@@ -28,6 +28,7 @@ from documents.extractors.formats import (
     accept_attribute,
     accepted_labels,
     by_extension,
+    by_name,
     label_for,
     named_format,
     with_article,
@@ -601,3 +602,21 @@ def test_each_format_stops_at_the_text_limit_with_a_note(
     result = extract(path, max_chars=20)
     assert full.startswith(result.text) and 15 <= len(result.text) <= 20
     assert "cut at 20 characters" in result.note
+
+
+@pytest.mark.parametrize(
+    ("name", "mime_type"),
+    [
+        ("pdf", "application/pdf"),
+        (
+            ".DOCX",
+            "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        ),
+        ("jpg", "image/jpeg"),
+        # Not a registered type, but what many clients and people write.
+        ("image/jpg", "image/jpeg"),
+        ("text/plain; charset=utf-8", "text/plain"),
+    ],
+)
+def test_a_type_is_found_by_any_name_people_give_it(name, mime_type):
+    assert by_name(name).mime_type == mime_type
