@@ -329,6 +329,17 @@ def reads(text: str, lines: list[str]) -> bool:
     return words(" ".join(lines)) <= words(text)
 
 
+# A page of plain prose, for scans made with text_image.
+PROSE_LINES = [
+    "The committee met on Tuesday morning to review",
+    "the quarterly budget and the harbour renovation.",
+    "Several members raised concerns about the cost",
+    "of timber and steel, which rose twelve percent.",
+    "Volunteers will paint the community hall in",
+    "October, and the garden club will plant trees.",
+]
+
+
 def text_image(lines: list[str], *, size: int = 36, turn: int = 0) -> Image.Image:
     """Black text on white, like a scanned page (small, to keep OCR fast);
     ``turn`` degrees counter-clockwise makes a page lying on its side."""

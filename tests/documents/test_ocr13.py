@@ -7,23 +7,14 @@ import pytest
 from PIL import Image, ImageDraw, ImageFilter
 
 from documents.extractors import ocr
-from tests.files import text_image
-
-LINES = [
-    "The committee met on Tuesday morning to review",
-    "the quarterly budget and the harbour renovation.",
-    "Several members raised concerns about the cost",
-    "of timber and steel, which rose twelve percent.",
-    "Volunteers will paint the community hall in",
-    "October, and the garden club will plant trees.",
-]
+from tests.files import PROSE_LINES, text_image
 
 
 @pytest.mark.parametrize("skew", [-9.75, -4.5, -1.375, 0.75, 2.5, 6.25, 9.5])
 def test_a_skew_between_whole_degrees_is_found(skew):
     # Tried every degree first: the best half degree beside it and the eighths
     # round that still find a skew off the whole degrees, up to the limit.
-    page = text_image(LINES, size=24).rotate(
+    page = text_image(PROSE_LINES, size=24).rotate(
         skew, Image.Resampling.BICUBIC, expand=True, fillcolor=255
     )
     assert abs(ocr._skew(page) + skew) <= 0.25

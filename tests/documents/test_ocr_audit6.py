@@ -6,16 +6,7 @@ from __future__ import annotations
 from PIL import Image, ImageChops, ImageDraw, ImageFilter
 
 from documents.extractors import extract, ocr
-from tests.files import image_bytes, reads, text_image
-
-LINES = [
-    "The committee met on Tuesday morning to review",
-    "the quarterly budget and the harbour renovation.",
-    "Several members raised concerns about the cost",
-    "of timber and steel, which rose twelve percent.",
-    "Volunteers will paint the community hall in",
-    "October, and the garden club will plant trees.",
-]
+from tests.files import PROSE_LINES, image_bytes, reads, text_image
 
 
 def on_a_desk(page: Image.Image, turn: float) -> Image.Image:
@@ -29,12 +20,12 @@ def on_a_desk(page: Image.Image, turn: float) -> Image.Image:
 def test_a_page_turned_a_little_on_a_dark_desk_is_set_level():
     # The desk round a photographed page counted as print: its level edges outweighed
     # the lines of text, the page was read as level and its first lines were lost.
-    photo = on_a_desk(text_image(LINES, size=24), 3)
+    photo = on_a_desk(text_image(PROSE_LINES, size=24), 3)
     assert abs(ocr._skew(photo) + 3) <= 0.25
 
 
 def test_a_scanners_black_border_does_not_hide_the_skew():
-    page = text_image(LINES, size=24).rotate(
+    page = text_image(PROSE_LINES, size=24).rotate(
         -2, Image.Resampling.BICUBIC, expand=True, fillcolor=255
     )
     ImageDraw.Draw(page).rectangle((0, page.height - 40, page.width, page.height), 0)
@@ -44,7 +35,7 @@ def test_a_scanners_black_border_does_not_hide_the_skew():
 def test_a_page_with_a_shadow_across_it_is_read(tmp_path):
     # Paper in a shadow (a phone's, a hand's) at 40 % of the light: Tesseract
     # found its lines but read their letters from the dim grey, as garbage.
-    page = text_image(LINES, size=30)
+    page = text_image(PROSE_LINES, size=30)
     shade = Image.new("L", page.size, 255)
     width, height = page.size
     ImageDraw.Draw(shade).polygon(
@@ -54,12 +45,12 @@ def test_a_page_with_a_shadow_across_it_is_read(tmp_path):
     path = tmp_path / "shadow.jpg"
     path.write_bytes(image_bytes(ImageChops.multiply(page, shade), "JPEG"))
     text = extract(path).text
-    assert reads(text, LINES), text
+    assert reads(text, PROSE_LINES), text
 
 
 def test_an_evenly_lit_page_is_read_once(tmp_path, ocr_readings):
     # Only a page with a shadow pays for a second reading.
     path = tmp_path / "scan.png"
-    path.write_bytes(image_bytes(on_a_desk(text_image(LINES, size=30), 0)))
-    assert reads(extract(path).text, LINES)
+    path.write_bytes(image_bytes(on_a_desk(text_image(PROSE_LINES, size=30), 0)))
+    assert reads(extract(path).text, PROSE_LINES)
     assert len(ocr_readings) == 1, ocr_readings
