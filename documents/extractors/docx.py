@@ -44,6 +44,10 @@ _SYM = f"{_W}sym"
 # field nested in another's code (a MERGEFIELD inside an IF) keeps a result of its
 # own there, which Word does not show: only the outer field's result is shown.
 _FIELD_CHAR, _FIELD_CHAR_TYPE = f"{_W}fldChar", f"{_W}fldCharType"
+_FIELD_CODE = f"{_W}instrText"
+# Fields whose result Word never shows: SET (a bookmark's new text, shown by a REF
+# field; LibreOffice writes its variables so) and ASK (the answer to a prompt).
+_UNSHOWN_FIELDS = frozenset({"SET", "ASK"})
 _RUN_PIECES = {
     f"{_W}tab": "\t",
     f"{_W}ptab": "\t",  # the alignment tab of Word's built-in headers and footers
@@ -359,8 +363,13 @@ def _own_text(
     # where the field has no result of its own (Word and LibreOffice write none),
     # and where its result starts.
     chosen: list[tuple[str, int]] = []
-    for el in p.iter(_T, _MATH_T, _SYM, _FIELD_CHAR, *_RUN_PIECES):
+    codes: list[str] = []  # the open fields' codes
+    for el in p.iter(_T, _MATH_T, _SYM, _FIELD_CHAR, _FIELD_CODE, *_RUN_PIECES):
         if nested and _owning_paragraph(el) is not p:
+            continue
+        if el.tag == _FIELD_CODE:
+            if codes and in_code and in_code[-1]:
+                codes[-1] += el.text or ""
             continue
         if el.tag == _FIELD_CHAR:
             kind = el.get(_FIELD_CHAR_TYPE)
@@ -376,6 +385,14 @@ def _own_text(
                 if entry and not "".join(pieces[start:]).strip():
                     pieces.append(entry)
             _field_char(kind, in_code)
+            if kind == "begin":
+                codes.append("")
+            elif kind == "separate" and codes and in_code:
+                # A result Word does not show: read as the field's code is.
+                name = (codes[-1].split() or [""])[0].upper()
+                in_code[-1] = name in _UNSHOWN_FIELDS
+            elif kind == "end" and codes:
+                codes.pop()
             continue
         if True in in_code:
             continue

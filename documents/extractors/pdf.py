@@ -513,7 +513,8 @@ def _pdfium_page(doc: Any, index: int, *, auto: bool) -> tuple[_Page, bool]:
     try:
         count = textpage.count_chars()
         plain = textpage.get_text_range(0, count)
-        raw = _page_text(textpage, plain, count)
+        joins = _joined_breaks(textpage, plain)
+        raw = _page_text(textpage, plain, count, joins)
         vertical = ""
         if CJK.search(raw) and _steps_down(textpage, count):
             vertical = _in_columns(_pdfium_glyphs(textpage, count))
@@ -523,7 +524,9 @@ def _pdfium_page(doc: Any, index: int, *, auto: bool) -> tuple[_Page, bool]:
             raw = _rtl_in_reading_order(textpage, raw, plain, count)
         elif across := columns_read_across(textpage, plain, count):
             raw = across
-        elif (rows := _rows_if_out_of_order(textpage, plain, count, raw)) and not (
+        elif (
+            rows := _rows_if_out_of_order(textpage, plain, count, raw, joins)
+        ) and not (
             _turned_text(textpage, count)  # lines set sideways: not rows across
         ):
             raw = rows
@@ -609,7 +612,7 @@ def _cut_hidden_text(page: Any, textpage: Any) -> bool:
     return bool(cut)
 
 
-def _page_text(textpage: Any, plain: str, count: int) -> str:
+def _page_text(textpage: Any, plain: str, count: int, joins: set[int]) -> str:
     """PDFium's text of the whole page, given its ``plain`` text (a character for
     each index, generated ones included). Its bounded text keeps Thai marks with their
     letters and a superscript on its line, where the plain one breaks them apart;
@@ -624,12 +627,14 @@ def _page_text(textpage: Any, plain: str, count: int) -> str:
     ):
         return bounded
     turns = _turns(textpage, plain)
-    if plain == bounded and not turns:
+    if plain == bounded and not turns and not joins:
         return bounded
     # The two hold the same characters but for line ends: walk them side by side.
     merged, i, j = [], 0, 0
     while i < len(plain) or j < len(bounded):
-        if bounded.startswith("\r\n", j):
+        if bounded.startswith("\r\n", j) and i in joins:
+            i, j = i + 2, j + 2  # a superscript PDFium set on a line of its own
+        elif bounded.startswith("\r\n", j):
             merged.append("\r\n")
             i += 2 if plain.startswith("\r\n", i) else 0
             j += 2
@@ -645,6 +650,40 @@ def _page_text(textpage: Any, plain: str, count: int) -> str:
             merged.append(plain[i])
             i, j = i + 1, j + 1
     return "".join(merged)
+
+
+def _joined_breaks(textpage: Any, plain: str) -> set[int]:
+    """Where PDFium's text (both its texts) breaks a line of print: the index of
+    each line end between letters that touch, level with each other, the one
+    after it going on to the right. Chrome draws a superscript or subscript (a
+    footnote's mark, "m²", a web page's "[1]") in a text object of its own, and
+    PDFium starts a line at it and again after it: "Friday." / "1 The roof
+    covers 120 m2" / "in all." Letters apart (a table's cells), a line below, or
+    a column beside are no join."""
+    joins: set[int] = set()
+    for found in re.finditer("\r\n", plain):
+        before, after = found.start() - 1, found.end()
+        # The letters either side, past spaces PDFium made up (no width).
+        while before >= 0 and plain[before] == " " and _no_width(textpage, before):
+            before -= 1
+        while after < len(plain) and plain[after] == " " and _no_width(textpage, after):
+            after += 1
+        if before < 0 or after >= len(plain) or plain[before] in "\r\n\x02\ufffe":
+            continue
+        if plain[after] in "\r\n":
+            continue
+        left, bottom, right, top = textpage.get_charbox(before, loose=True)
+        next_left, next_bottom, _, next_top = textpage.get_charbox(after, loose=True)
+        height = min(top - bottom, next_top - next_bottom)
+        level = min(top, next_top) - max(bottom, next_bottom) >= 0.5 * height > 0
+        if level and abs(next_left - right) <= _WORD_GAP * height:
+            joins.add(found.start())
+    return joins
+
+
+def _no_width(textpage: Any, index: int) -> bool:
+    left, _, right, _ = textpage.get_charbox(index, loose=True)
+    return right <= left
 
 
 def _apart_on_one_line(textpage: Any, plain: str, before: int, after: int) -> bool:
@@ -1540,7 +1579,9 @@ class _Line:
         )
 
 
-def _rows_if_out_of_order(textpage: Any, plain: str, count: int, raw: str) -> str:
+def _rows_if_out_of_order(
+    textpage: Any, plain: str, count: int, raw: str, joins: set[int]
+) -> str:
     """The page's text row by row from the top when the order PDFium gives (the
     order it was drawn in) disagrees with where the lines lie, else "".
 
@@ -1558,9 +1599,16 @@ def _rows_if_out_of_order(textpage: Any, plain: str, count: int, raw: str) -> st
     runs: list[list[_Line]] = [[]]  # lines, in runs going down the page
     tops = [-math.inf]  # the top of each run
     box = _loose_box_reader(textpage)
+    # Lines of print PDFium broke at a superscript (``joins``), each one line again.
+    pieces: list[tuple[int, str]] = []  # each line's first index, and its text
     start = 0
     for text in plain.split("\r\n"):
-        first, start = start, start + len(text) + 2
+        if start - 2 in joins and pieces:
+            pieces[-1] = (pieces[-1][0], pieces[-1][1] + "\r\n" + text)
+        else:
+            pieces.append((start, text))
+        start += len(text) + 2
+    for first, text in pieces:
         shown = text.strip(" \x02")  # a hyphen PDFium marks has no box
         if not shown:
             continue
@@ -1571,7 +1619,8 @@ def _rows_if_out_of_order(textpage: Any, plain: str, count: int, raw: str) -> st
         left, bottom, right, top = box(a)
         if top <= bottom:
             continue
-        line = _Line(text.strip(), left, bottom, right, top, a + len(shown) - 1)
+        last = a + len(shown) - 1
+        line = _Line(text.strip().replace("\r\n", ""), left, bottom, right, top, last)
         run = runs[-1]
         if run and bottom > run[-1].top:  # wholly above the line before
             runs.append(run := [])
@@ -1600,7 +1649,7 @@ def _rows_if_out_of_order(textpage: Any, plain: str, count: int, raw: str) -> st
                 for text, run, other in zip(
                     texts, (before, after), (after, before), strict=True
                 )
-            ):
+            ) or _prose_side_by_side(before, after, box):
                 columns = True
                 break
             cells += 1
@@ -1616,8 +1665,30 @@ def _rows_if_out_of_order(textpage: Any, plain: str, count: int, raw: str) -> st
         # Prose, read as drawn but for blocks drawn out of place; unless the lines
         # here (PDFium's plain text) break where the page's do not: a Thai mark
         # torn from its letter onto a line of its own.
-        return _bands_from_the_top(runs, tops, box) if raw == plain else ""
+        joined = plain
+        for k in sorted(joins, reverse=True):
+            joined = joined[:k] + joined[k + 2 :]
+        return _bands_from_the_top(runs, tops, box) if raw == joined else ""
     return _text_in_rows([line for run in runs for line in run], box)
+
+
+def _prose_side_by_side(
+    before: list[_Line], after: list[_Line], box: Callable[[int], _Box]
+) -> bool:
+    """Whether the lines of two runs that lie level with each other (boxes side by
+    side, a web page's cards) are prose both, each wrapped onto lines of its own."""
+    low = max(min(x.bottom for x in before), min(x.bottom for x in after))
+    high = min(max(x.top for x in before), max(x.top for x in after))
+    sides = [
+        [x for x in run if x.top > low and x.bottom < high] for run in (before, after)
+    ]
+    if any(sum(bool(_WORD.search(x.text)) for x in side) < 2 for side in sides):
+        return False
+    return all(
+        _prose([x.text for x in side])
+        and not (_cells(side) or _cell_rows(side, other, box))
+        for side, other in zip(sides, reversed(sides), strict=True)
+    )
 
 
 def _bands_from_the_top(

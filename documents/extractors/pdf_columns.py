@@ -147,6 +147,11 @@ def _prose_columns(rows: list[_Row]) -> bool:
         full = sum(width >= _FILLED * widest for width in widths)
         if widest < _COLUMN_WIDTH * height or full < _FILLED_SHARE * len(rows):
             return False
+        # A gap as wide as a gutter on one side too, down the rows: a third
+        # column, a table's (a column of prose has none).
+        gaps = [_gaps(getattr(row, side)) for row in rows]
+        if _common_gap(gaps, need=max(3, len(rows) // 2 + 1)) is not None:
+            return False
     left = _breaks([row.top for row in rows if row.left])
     right = _breaks([row.top for row in rows if row.right])
     level = sum(any(abs(a - b) <= height for b in right) for a in left)
