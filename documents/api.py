@@ -9,6 +9,7 @@ from __future__ import annotations
 import codecs
 import hashlib
 import json
+import math
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -178,6 +179,7 @@ class BoundedJSONParser(JSONParser):
                 codecs.getreader(encoding)(stream),
                 object_pairs_hook=_once_each,
                 parse_constant=drf_json.strict_constant if self.strict else None,
+                parse_float=_finite,
             )
         except RecursionError:
             raise ParseError(
@@ -187,6 +189,16 @@ class BoundedJSONParser(JSONParser):
         except ValueError as error:
             # DRF's "JSON parse error - Expecting value: line 1 column 1 (char 0)".
             raise ParseError(_not_json(error)) from None
+
+
+def _finite(literal: str) -> float:
+    """A JSON number, refused (ValueError) when too large for a float: json read
+    ``1e999`` as infinity, refused when sent as ``Infinity``, and a title sent as
+    that number was kept as "inf"."""
+    number = float(literal)
+    if math.isinf(number):
+        raise ValueError(f"the number {literal[:20]} is too large")
+    return number
 
 
 def _once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

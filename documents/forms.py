@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any
 
 from django import forms
@@ -95,7 +96,9 @@ def tag_names(raw_names: list[str]) -> list[str]:
     and the API's PATCH both say it so."""
     names: dict[str, str] = {}
     for raw in raw_names:
-        name = shown_text(raw)
+        # Composed (NFC): "é" typed on a Mac (e + U+0301) is the "é" of other
+        # keyboards, one tag, not two that look the same.
+        name = shown_text(unicodedata.normalize("NFC", raw))
         if len(name) > MAX_TAG_CHARS:
             raise ValidationError(
                 f"“{name[:MAX_TAG_CHARS]}…” is longer than {MAX_TAG_CHARS} characters."

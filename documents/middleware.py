@@ -67,6 +67,15 @@ class LengthRequired(BodyRefused):
     default_detail = "Send the body with a Content-Length header (not chunked)."
 
 
+class EncodedBody(BodyRefused):
+    status_code = status.HTTP_415_UNSUPPORTED_MEDIA_TYPE
+    default_code = "unsupported_media_type"
+    default_detail = (
+        "The body is sent compressed (Content-Encoding), which is not read here: "
+        "send it as it is, without Content-Encoding."
+    )
+
+
 class LimitUploadHandler(FileUploadHandler):
     """Counts files and bytes as they arrive and stops the body at the first excess.
 
@@ -144,6 +153,13 @@ class UploadLimitMiddleware:
         if "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower():
             # Django reads no body without a length: it would look like an empty form.
             return refuse(request, LengthRequired())
+        if declared and encoded(request):
+            # Django reads a body as sent: a gzip'd one was parsed as it stood, a
+            # form with no file ("Send the document as a file") or JSON that "is
+            # not UTF-8 text", and one merely labelled so was taken.
+            response = refuse(request, EncodedBody())
+            response["Accept-Encoding"] = "identity"  # RFC 9110, 12.5.3
+            return response
         limits = LimitUploadHandler(request)
         request.upload_handlers[:0] = [NamelessFileHandler(request), limits]
         try:
@@ -235,6 +251,13 @@ def declared_length(declared: str) -> int | None:
     if not (declared.isascii() and declared.isdigit()):
         return None
     return int(declared) if len(declared) < 19 else sys.maxsize
+
+
+def encoded(request: HttpRequest) -> bool:
+    """Whether the body is declared compressed (Content-Encoding other than
+    ``identity``), which nothing here decodes."""
+    codings = request.META.get("HTTP_CONTENT_ENCODING", "").lower().split(",")
+    return any(coding.strip() not in ("", "identity") for coding in codings)
 
 
 def too_large(request: HttpRequest, declared: int) -> UploadTooLarge | None:

@@ -280,7 +280,15 @@ def document_delete_many(*, documents: Iterable[Document]) -> None:
 
     with transaction.atomic():
         _take_owners_turn({document.owner_id for document in gone})
-        Document.objects.filter(pk__in=[document.pk for document in gone]).delete()
+        ids = [document.pk for document in gone]
+        # Their jobs' rows, then theirs, in the order a worker's completion locks
+        # them: one committing now is waited for, and what it added (a thumbnail
+        # job, a metrics row) is seen by the delete below, not left pointing at a
+        # document gone (a foreign-key error at commit).
+        jobs = QueueItem.objects.filter(document_id__in=ids)
+        list(jobs.select_for_update().values_list("pk", flat=True))
+        list(Document.objects.filter(pk__in=ids).select_for_update().values_list("pk"))
+        Document.objects.filter(pk__in=ids).delete()
         for owner_id in {document.owner_id for document in gone}:
             _drop_unused_tags(owner_id)
         transaction.on_commit(discard_files)
@@ -295,10 +303,15 @@ def document_update_details(
         _take_owners_turn({document.owner_id})
         if not Document.objects.filter(pk=document.pk).exists():
             raise Document.DoesNotExist(f"Document {document.pk} was deleted.")
+        # Matched in Python, as tag_names does (casefold): SQLite's iexact and
+        # LOWER() fold ASCII letters only, so "été" made a second tag beside "Été".
+        mine = {
+            tag.name.casefold(): tag
+            for tag in Tag.objects.filter(owner_id=document.owner_id)
+        }
         tags = [
-            Tag.objects.get_or_create(
-                owner_id=document.owner_id, name__iexact=name, defaults={"name": name}
-            )[0]
+            mine.get(name.casefold())
+            or Tag.objects.create(owner_id=document.owner_id, name=name)
             for name in tag_names
         ]
         fields = ["title", "updated_at"]
@@ -316,10 +329,12 @@ def _take_owners_turn(owner_ids: set[int]) -> None:
     in one order, before their documents' tags change: two edits, or an edit and a
     delete, of one owner's documents at once had one request drop an unused tag that
     the other was linking (a foreign-key error), or take their rows' locks in
-    opposite orders (a deadlock)."""
+    opposite orders (a deadlock). FOR NO KEY UPDATE: a worker committing a result
+    checks the owner's key of the document row it wrote (FOR KEY SHARE), which FOR
+    UPDATE blocked while this request waited for that very row (a deadlock)."""
     list(
         get_user_model()
-        .objects.select_for_update()
+        .objects.select_for_update(no_key=True)
         .filter(pk__in=owner_ids)
         .order_by("pk")
         .values_list("pk", flat=True)
