@@ -907,8 +907,20 @@ class QueueItemAdmin(BoundedDeleteMixin, admin.ModelAdmin):
         extra: dict[str, Any] = {}
         if item is not None and item.status in WAITING_STATUSES:
             extra |= paused_banner(request)
+        lost = (
+            item is not None
+            and item.status == Status.PROCESSING
+            and bool(held_by_dead_workers(QueueItem.objects.filter(pk=item.pk)))
+        )
+        if lost:
+            # Said before an operator acts: "Stop job" would cancel it for good.
+            extra |= {
+                "lost_worker": item.claimed_by or "-",
+                "stale_after": stale_after(),
+            }
         if item is not None and self.has_change_permission(request):
             extra |= {
+                "can_release": lost,
                 "can_retry": item.status == Status.FAILED,
                 "can_cancel": item.status in WAITING_STATUSES,
                 "can_stop": item.status == Status.PROCESSING

@@ -17,6 +17,7 @@ import tempfile
 import threading
 import time
 from concurrent.futures import CancelledError
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from multiprocessing import forkserver, resource_tracker, util
 from typing import Any
@@ -138,6 +139,8 @@ class Flight:
     future: Any = None
     outcome: Outcome | None = None
     progress_path: str = ""
+    # The children's pool the job was sent to (one may be replaced: ``children``).
+    pool: Any = None
 
 
 @dataclass
@@ -154,8 +157,10 @@ class JobRunner:
     progress_dir: str = ""
     _pool_lock: threading.Lock = field(default_factory=threading.Lock)
     _alive: Any = None
+    _closing: bool = False
 
     def start(self) -> None:
+        self._closing = False
         prefix = f"{PROGRESS_PREFIX}{_host()}-"
         _remove_dead_workers_folders(prefix)
         self.progress_dir = tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-")
@@ -166,6 +171,17 @@ class JobRunner:
         worker that only runs jobs in its own threads (tasks) never pays for a fork
         server (a tenth of a second of CPU, some 35 MB)."""
         with self._pool_lock:
+            if self.pool is not None and not self.pool.active:
+                # A child died where pebble could not tell whose job it ran (killed
+                # while idle, by the OOM killer say, or before the pool heard it
+                # took its job): the pool is broken and refuses every job for good.
+                # Its jobs fail (``wait``); a new pool takes the next ones.
+                logger.warning("Extraction children's pool broke; starting a new one")
+                broken, self.pool = self.pool, None
+                broken.stop()
+                # Joined aside (its children stopped): a broken pool's own threads
+                # may be stuck on a dead child's pipe, and would hold every job here.
+                threading.Thread(target=broken.join, daemon=True).start()
             if self.pool is None:
                 # forkserver: children start from a clean, thread-free process that
                 # has only the extractors imported, never a copy of our threads and
@@ -191,6 +207,7 @@ class JobRunner:
             return self.pool
 
     def close(self, *, kill: bool = False) -> None:
+        self._closing = True
         with self._pool_lock:
             pool, self.pool = self.pool, None
         if pool is not None:
@@ -230,10 +247,11 @@ class JobRunner:
             )
         # No timeout here: ``wait`` stops the child once it goes the kind's timeout
         # without progress.
-        future = self.children().schedule(
-            run_job, args=(kind.child, kwargs, progress_path)
+        pool = self.children()
+        future = pool.schedule(run_job, args=(kind.child, kwargs, progress_path))
+        return Flight(
+            item, started, future=future, progress_path=progress_path, pool=pool
         )
-        return Flight(item, started, future=future, progress_path=progress_path)
 
     def _run_here(self, kind: operations.JobKind, item: QueueItem) -> Outcome:
         # Set by Django when a query on the queue's connection fails: tells a fault
@@ -302,6 +320,14 @@ class JobRunner:
                 error_message=f"The job's process crashed (exit code {exc.exitcode}); "
                 "its input may be too large or malformed.",
             )
+        except BrokenProcessPool:
+            self._remove_killed_childrens_files()
+            return Outcome(
+                False,
+                error_type=ErrorType.UNKNOWN,
+                error_message="An extraction process died unexpectedly (killed, or "
+                "out of memory) before the job's result came back.",
+            )
         finally:
             for leftover in (flight.progress_path, f"{flight.progress_path}.tmp"):
                 if flight.progress_path and os.path.exists(leftover):
@@ -331,7 +357,10 @@ class JobRunner:
             try:
                 return flight.future.result(timeout=max(wait, 0.0))
             except TimeoutError:
-                pass
+                # A job sent to a pool that broke since is never answered.
+                pool = flight.pool
+                if pool is not None and not self._closing and not pool.active:
+                    raise BrokenProcessPool("the children's pool broke") from None
             progress = (
                 read_progress(flight.progress_path) if flight.progress_path else None
             )
