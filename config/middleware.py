@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import json
+import sys
 from collections.abc import Callable
 
 from csp.middleware import CSPMiddleware
@@ -24,6 +25,7 @@ from documents.api_errors import (
     error_response,
     not_allowed_message,
 )
+from jobqueue.faults import is_database_away
 from ops.middleware import ENDPOINTS as MACHINE_ENDPOINTS
 
 NUL_MESSAGE = "The address contains a NUL character, which nothing here accepts."
@@ -171,10 +173,22 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     return defaults.bad_request(request, exception)
 
 
+DATABASE_AWAY = "The database is unavailable at the moment; try again shortly."
+DATABASE_AWAY_RETRY_SECONDS = 5
+
+
 def server_error(request: HttpRequest) -> HttpResponse:
     """``handler500``: as ``bad_request``; a cron run that failed on our side told
-    its script so in an HTML page."""
+    its script so in an HTML page. The database away (at its connection limit,
+    restarting) is a 503 with Retry-After, as an upload it refuses answers, which
+    HTTP clients' retries wait for; it was a 500 wherever it failed first (the
+    token's look-up, the cron run)."""
     if speaks_json(request):
+        # Django calls this inside its ``except``: the exception is at hand.
+        if is_database_away(sys.exc_info()[1] or Exception()):
+            response = error_response(503, "database_unavailable", DATABASE_AWAY)
+            response["Retry-After"] = str(DATABASE_AWAY_RETRY_SECONDS)
+            return response
         return error_response(500, *DJANGO_ERRORS[500])
     return defaults.server_error(request)
 

@@ -18,7 +18,9 @@ from django.db import DatabaseError, InterfaceError, OperationalError, connectio
 # 53 insufficient resources (disk full, out of memory, too many connections),
 # 57 operator intervention (admin/crash shutdown, cannot connect now), 58 system error.
 PG_FAULT_CLASSES = frozenset({"08", "40", "53", "57", "58"})
-PG_FAULT_STATES = frozenset({"55P03", "55006"})  # lock not available, object in use
+# Lock not available, object in use; and a connection the server ended for its
+# idle_in_transaction_session_timeout (25P03: class 25 is otherwise a misuse).
+PG_FAULT_STATES = frozenset({"55P03", "55006", "25P03"})
 # SQLite primary result codes of the same kind: BUSY, LOCKED, NOMEM, READONLY,
 # INTERRUPT, IOERR, CORRUPT, FULL, CANTOPEN, PROTOCOL.
 SQLITE_FAULT_CODES = frozenset({5, 6, 7, 8, 9, 10, 11, 13, 14, 15})
@@ -55,6 +57,15 @@ def is_database_away(exc: BaseException) -> bool:
         is_database_fault(exc)
         and getattr(cause, "sqlstate", None) not in PG_STATEMENT_STATES
     )
+
+
+def is_timed_out(exc: BaseException) -> bool:
+    """True when PostgreSQL stopped the work for a timeout of its own: the
+    statement (``statement_timeout``, or an operator's ``pg_cancel_backend``), or
+    the connection of a transaction idle between statements
+    (``idle_in_transaction_session_timeout``)."""
+    cause = exc.__cause__ or exc
+    return getattr(cause, "sqlstate", None) in {"57014", "25P03"}
 
 
 def drop_connection() -> None:

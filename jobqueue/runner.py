@@ -70,6 +70,8 @@ STORE_REFUSED = (
     "The result was produced but the database refused to store it "
     "(too large, or characters it cannot hold)."
 )
+STORE_FAILED = "The result was produced but could not be stored: {error}."
+STORAGE_HINT = " Is the storage full, or not writable?"
 FAILURE_REFUSED = (
     "The job failed, and the database refused to record its failure as it was, so "
     "it is not tried again. The failure: {error}"
@@ -399,6 +401,19 @@ class JobRunner:
                 logger.exception("Could not store the result of job %s", item.pk)
                 outcome = Outcome(
                     False, error_type=ErrorType.UNSUPPORTED, error_message=STORE_REFUSED
+                )
+            except Exception as exc:
+                # The kind's own writes met the storage failing (full, read-only, a
+                # remote storage's error): the attempt fails, retried by its rules.
+                # Raised, the job was released uncharged and run again at once, for
+                # ever.
+                logger.warning("Could not store the result of job %s: %s", item.pk, exc)
+                message = STORE_FAILED.format(error=exception_message(exc))
+                if isinstance(exc, OSError):
+                    message = STORE_FAILED.format(error=exc.strerror or exc)
+                    message += STORAGE_HINT
+                outcome = Outcome(
+                    False, error_type=ErrorType.UNKNOWN, error_message=message
                 )
         if not outcome.completed:
             try:

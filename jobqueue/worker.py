@@ -23,7 +23,12 @@ from django.db.models import F
 from django.utils.translation import ngettext
 
 from jobqueue import operations, retry, sql
-from jobqueue.faults import Backoff, drop_connection, is_database_fault
+from jobqueue.faults import (
+    Backoff,
+    drop_connection,
+    is_database_fault,
+    is_timed_out,
+)
 from jobqueue.models import (
     ErrorType,
     QueueControl,
@@ -42,6 +47,15 @@ logger = logging.getLogger(__name__)
 
 EVENTS = ("job_started", "job_completed", "job_failed", "job_refused")
 ERROR_PAUSE_SECONDS = 1.0
+# Stores of one result the database's timeouts stop before its attempt fails
+# instead.
+STORE_TIMEOUTS = 5
+STORE_TIMED_OUT = (
+    "The result was produced, but the database stopped its store each time it was "
+    "tried: the write takes longer than the timeouts of the workers' database user "
+    "allow (statement_timeout, idle_in_transaction_session_timeout). Raise them, or "
+    "make results smaller."
+)
 # How often a worker does the queue's housekeeping (expired items, vacuum).
 HOUSEKEEPING_SECONDS = 60.0
 # While the database's wake-up signal is watched, an idle thread looks for work at
@@ -832,6 +846,10 @@ class ExtractionWorker:
         ``fault``: the database fault an earlier try met (it may have landed unseen)."""
         item = flight.item
         backoff, faults = Backoff(), int(fault is not None)
+        # A store the server stops each time (a statement_timeout shorter than the
+        # write of a large result) is not stored by trying again for ever:
+        # after a few the attempt fails, retried by the job's rules.
+        timeouts = int(fault is not None and is_timed_out(fault))
         if fault is not None:
             _warn_unrecorded(state.worker_id, item.pk, fault)
         while True:
@@ -846,6 +864,20 @@ class ExtractionWorker:
                 if not is_database_fault(exc) or self._abort.is_set():
                     raise
                 faults += 1
+                timeouts += is_timed_out(exc)
+                if outcome.completed and timeouts >= STORE_TIMEOUTS:
+                    logger.error(
+                        "[%s] job %s: the database stopped the store of its result "
+                        "%d times (its timeouts); failing the attempt",
+                        state.worker_id,
+                        item.pk,
+                        timeouts,
+                    )
+                    outcome = Outcome(
+                        False,
+                        error_type=ErrorType.TIMEOUT,
+                        error_message=STORE_TIMED_OUT,
+                    )
                 pause = backoff.next()
                 if faults == 1:
                     _warn_unrecorded(state.worker_id, item.pk, exc)
@@ -964,7 +996,7 @@ class ExtractionWorker:
                 job_id, worker_id=state.worker_id, attempt=attempts
             ):
                 logger.info(
-                    "[%s] released job %s, claimed as the database failed",
+                    "[%s] released job %s, held as the thread met an error",
                     state.worker_id,
                     job_id,
                 )
