@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from csp.middleware import CSPMiddleware
 from django.conf import settings
+from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.middleware.clickjacking import XFrameOptionsMiddleware
 from django.template.loader import render_to_string
@@ -215,4 +216,31 @@ class PrivateCacheMiddleware:
             and not response.has_header("Cache-Control")
         ):
             patch_cache_control(response, private=True, no_store=True)
+        return response
+
+
+class UnsentFormMiddleware:
+    """A form sent after its session ended (a log-out in another tab, an expired
+    session) is turned away to the log-in page, which said nothing of it: the
+    person, sent back to an empty upload form or to the old title, could not tell
+    that what they had sent was not kept. The log-in page now says so."""
+
+    MESSAGE = (
+        "You were logged out (in another tab, or after a long while), so what you "
+        "sent was not kept: log in, then send it again."
+    )
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if (
+            request.method == "POST"
+            and response.status_code == 302
+            and not request.user.is_authenticated
+            # login_required's way there (``?next=``), not a log-out's own.
+            and response.get("Location", "").startswith(f"{reverse('login')}?")
+        ):
+            messages.warning(request, self.MESSAGE)
         return response

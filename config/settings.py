@@ -64,6 +64,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "config.middleware.PrivateCacheMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # Says on the log-in page that a form sent after a log-out was not kept.
+    "config.middleware.UnsentFormMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
     # It answers with the user's upload page, so it needs all of the above.

@@ -245,6 +245,10 @@ def parse_query(query: str) -> ParsedQuery:
         else:
             groups.append([term])
         join_next = negate_next = False
+    if not groups and not excluded and not notice:
+        # Emoji, symbols, punctuation: not words, so nothing was looked for (the
+        # page said "No results" and to check the spelling, as if none had them).
+        notice = _left_out("Search looks for words of letters or digits", query)
     return ParsedQuery(tuple(tuple(g) for g in groups), tuple(excluded), notice)
 
 

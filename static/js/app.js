@@ -43,7 +43,9 @@
       cache: "no-store",
     }).then(function (response) {
       if (!response.ok) {
-        throw new Error("HTTP " + response.status);
+        var error = new Error("HTTP " + response.status);
+        error.status = response.status;
+        throw error;
       }
       return response.json();
     });
@@ -141,10 +143,19 @@
   }
 
   /* Document page: the status updates itself; the text appears when it is done. */
+  // What a page still showing a document deleted meanwhile (another tab, another
+  // person) says of it, rather than "Pending" for ever: "not found", as the page
+  // would say (it may also be that the browser is now logged in as someone else).
+  var GONE = { status: "gone", status_label: "Not found" };
   var panel = document.querySelector("[data-live-document][data-active]");
   if (panel) {
     poll(function () {
-      return getJSON(panel.dataset.statusUrl).then(function (data) {
+      return getJSON(panel.dataset.statusUrl).catch(function (error) {
+        if (error.status !== 404) {
+          throw error;
+        }
+        return Object.assign({ active: false, gone: true }, GONE);
+      }).then(function (data) {
         updateBadge(panel.querySelector("[data-badge]"), data);
         // Written only when it changes: each write to a live region is read out again.
         setText(panel.querySelector("[data-status-help]"), data.status_help);
@@ -156,6 +167,15 @@
         var hint = panel.querySelector("[data-live-hint]");
         if (hint) {
           hint.remove();
+        }
+        if (data.gone) {
+          setText(
+            panel.querySelector("[data-status-help]"),
+            "It was deleted (in another tab, or by someone else), or this browser " +
+              "is now logged in as someone else."
+          );
+          setText(panel.querySelector("[data-progress]"), "");
+          return false;
         }
         return refreshRegions().then(function () {
           return false;
@@ -169,7 +189,7 @@
   var table = document.querySelector("[data-live-list]");
   if (table) {
     poll(function () {
-      var rows = table.querySelectorAll("tr[data-document-id]");
+      var rows = table.querySelectorAll("tr[data-document-id]:not([data-gone])");
       var query = Array.prototype.map
         .call(rows, function (row) {
           return "id=" + encodeURIComponent(row.dataset.documentId);
@@ -195,6 +215,31 @@
           row.toggleAttribute("data-thumbnail-pending", doc.thumbnail_pending);
           showThumbnail(row.querySelector("[data-thumbnail]"), doc.thumbnail_url);
         });
+        // A row the answer leaves out was deleted meanwhile: said so, and no longer
+        // asked about or selectable.
+        var found = data.documents.map(function (doc) {
+          return String(doc.id);
+        });
+        Array.prototype.forEach.call(rows, function (row) {
+          if (found.indexOf(row.dataset.documentId) !== -1) {
+            return;
+          }
+          row.setAttribute("data-gone", "");
+          row.removeAttribute("data-active");
+          row.removeAttribute("data-thumbnail-pending");
+          updateBadge(row.querySelector("[data-badge]"), GONE);
+          setText(row.querySelector("[data-error-label]"), "");
+          var shown = row.querySelector(".documents__name");
+          changes.push(
+            (shown ? shown.textContent : row.dataset.documentName) + ": " + GONE.status_label
+          );
+          var box = row.querySelector("input[name=id]");
+          if (box) {
+            box.checked = false;
+            box.disabled = true;
+            box.dispatchEvent(new Event("change"));
+          }
+        });
         var next = table.querySelector("tr[data-active], tr[data-thumbnail-pending]")
           ? POLL_MS
           : IDLE_POLL_MS;
@@ -213,21 +258,24 @@
   if (bulk) {
     var all = bulk.querySelector("[data-select-all]");
     var boxes = bulk.querySelectorAll("input[name=id]");
+    var live = function () {
+      return bulk.querySelectorAll("input[name=id]:not(:disabled)");
+    };
     var counter = bulk.querySelector("[data-selected-count]");
     var buttons = bulk.querySelectorAll("button[name=action]");
     var refresh = function () {
-      var chosen = bulk.querySelectorAll("input[name=id]:checked").length;
+      var chosen = bulk.querySelectorAll("input[name=id]:checked:not(:disabled)").length;
       counter.textContent = chosen
         ? chosen + (chosen === 1 ? " document selected" : " documents selected")
         : "Select documents to act on them.";
       buttons.forEach(function (button) {
         button.disabled = chosen === 0;
       });
-      all.checked = chosen > 0 && chosen === boxes.length;
-      all.indeterminate = chosen > 0 && chosen < boxes.length;
+      all.checked = chosen > 0 && chosen === live().length;
+      all.indeterminate = chosen > 0 && chosen < live().length;
     };
     all.addEventListener("change", function () {
-      boxes.forEach(function (box) {
+      live().forEach(function (box) {
         box.checked = all.checked;
       });
       refresh();
