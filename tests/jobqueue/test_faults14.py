@@ -120,8 +120,12 @@ def test_the_api_and_cron_answer_503_while_the_database_is_unreachable(user, set
     """With the database away (every slot taken), an upload's token could not be
     looked up: 500 "Something went wrong on our side", where a database refusing
     the insert answers 503 with Retry-After, which HTTP clients' retries wait for.
-    The cron endpoint's script got the same 500. Both now say 503, and why."""
+    The cron endpoint's script and a scrape of /metrics got the same 500. They now
+    say 503, and why."""
     settings.CRON_TOKEN = "cron-faults14"
+    settings.METRICS_PUBLIC = True
+    scraper = Client()
+    scraper.raise_request_exception = False
     api = Client(HTTP_AUTHORIZATION=f"Token {create_token(user)[1]}")
     api.raise_request_exception = False
     cron = Client(HTTP_AUTHORIZATION="Bearer cron-faults14")
@@ -132,6 +136,7 @@ def test_the_api_and_cron_answer_503_while_the_database_is_unreachable(user, set
             api.post("/api/documents/", {"file": upload}),
             api.get("/api/documents/"),
             cron.post("/queue/cron/"),
+            scraper.get("/metrics"),
         ]
     for response in answers:
         assert response.status_code == 503, response.content
