@@ -21,11 +21,12 @@ from .text import codec_for_label, decode
 # would hide 漢字 from search). Inline SVG shows its <text> (a chart's labels), not
 # its tooltip (<title>), description or the definitions it only draws by reference.
 # A player's or a canvas's text is for browsers without them ("Your browser does
-# not support the video tag."): none shows it.
+# not support the video tag."): none shows it. A MathML formula shows its first
+# form, not its annotations (pandoc --mathml keeps the TeX source in one).
 _INVISIBLE = (
     "script", "style", "noscript", "template", "head", "datalist", "iframe",
     "noembed", "noframes", "rp", "rt", "title", "desc", "metadata", "defs", "symbol",
-    "video", "audio", "canvas",
+    "video", "audio", "canvas", "annotation", "annotation-xml",
 )  # fmt: skip
 # Hidden as browsers hide it without a style sheet: the hidden attribute (but for
 # "until-found", which find-in-page shows), a closed <dialog>, an inline style.

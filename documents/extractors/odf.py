@@ -52,6 +52,13 @@ _TRACKED_CHANGES = f"{_TEXT}tracked-changes"
 _ASIDE = {_COMMENT, _TRACKED_CHANGES, _NOTE}
 _STYLE = "{urn:oasis:names:tc:opendocument:xmlns:style:1.0}"
 _FO = "{urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0}"
+# A page's style: its header and footer; a paragraph's style may start a new page
+# of one, which the next page's style follows.
+_MASTER_PAGE, _STYLE_NAME = f"{_STYLE}master-page", f"{_STYLE}name"
+_MASTER_PAGE_NAME, _NEXT_STYLE_NAME = (
+    f"{_STYLE}master-page-name",
+    f"{_STYLE}next-style-name",
+)
 _PAGE_MARGINS = tuple(
     f"{_STYLE}{where}{page}"
     for where in ("header", "footer")
@@ -146,6 +153,7 @@ _SLIDE_COMMENTS = ("{http://openoffice.org/2009/office}annotation", _COMMENT)
 # Charts: a draw:object names a sub-document of the package ("./Object 1"), whose
 # content.xml holds a chart:chart and the table of its data.
 _OBJECT = f"{_DRAW}object"
+_FRAME, _ANCHOR_TYPE = f"{_DRAW}frame", f"{_TEXT}anchor-type"
 _HREF = "{http://www.w3.org/1999/xlink}href"
 _CHART = "{urn:oasis:names:tc:opendocument:xmlns:chart:1.0}"
 _CHART_TITLES = (f"{_CHART}title", f"{_CHART}subtitle")
@@ -270,7 +278,7 @@ def _read(
         text.extend(
             chain(
                 _blocks(body, body_hidden, lists, objects),
-                _headers_and_footers(styles_root),
+                _headers_and_footers(styles_root, body),
                 _text_comments(body, styles_root),
             )
         )
@@ -361,17 +369,45 @@ def _hidden(el: Any, hidden_styles: frozenset[tuple[str, str]]) -> bool:
     )
 
 
-def _headers_and_footers(styles: Any) -> Iterator[str]:
-    """The master pages' headers and footers (styles.xml), each line once."""
+def _headers_and_footers(styles: Any, content: Any = None) -> Iterator[str]:
+    """The headers and footers (styles.xml) of the master pages the text's pages
+    may use, each line once."""
     if styles is None:
         return
     flow = _Flow(_hidden_styles(styles), None, None)
+    used = _used_master_pages(styles, content)
     seen = set()
     for part in styles.iter(*_PAGE_MARGINS):
+        page = part.getparent()
+        if page is not None and page.tag == _MASTER_PAGE and page not in used:
+            continue
         for line in flow.lines(part):
             if line.strip() and line not in seen:
                 seen.add(line)
                 yield line
+
+
+def _used_master_pages(styles: Any, content: Any) -> set[Any]:
+    """The master pages a text's pages may use: the first (the default),
+    "Standard", those a style names, and those they give way to on the next page.
+    Others are no page's, as the "Page <n>" header and footer docutils' rst2odt
+    defines in every file."""
+    pages: dict[str | None, Any] = {}
+    for page in styles.iter(_MASTER_PAGE):
+        pages.setdefault(page.get(_STYLE_NAME), page)
+    names = {"Standard", next(iter(pages), None)}
+    for root in (styles, content):
+        for style in () if root is None else root.iter(f"{_STYLE}style"):
+            names.add(style.get(_MASTER_PAGE_NAME) or "Standard")
+    used: set[Any] = set()
+    todo = [pages[name] for name in names if name in pages]
+    while todo:
+        page = todo.pop()
+        if page not in used:
+            used.add(page)
+            following = pages.get(page.get(_NEXT_STYLE_NAME) or "Standard")
+            todo += [] if following is None else [following]
+    return used
 
 
 def _text_comments(content: Any, styles: Any) -> Iterator[str]:
@@ -436,11 +472,16 @@ class _Flow:
                 found: Iterator[str] = self.rows(block)
             elif block.tag == _OBJECT:
                 found = iter(())
-                if owner is None and self.objects is not None:
+                if (
+                    owner is None
+                    and self.objects is not None
+                    and _inline_formula(block, self.objects) is None
+                ):
                     found = _object_lines(block, self.objects)
             else:
                 label = "" if self.lists is None else self.lists.label(block)
-                found = iter((label + _text(block, self.hidden_styles),))
+                line = _text(block, self.hidden_styles, self.objects)
+                found = iter((label + line,))
             if owner is None:
                 yield from found
             else:
@@ -489,24 +530,36 @@ def _aside(block: Any, within: Any = None) -> Any:
     return None
 
 
-def _text(block: Any, hidden_styles: frozenset[tuple[str, str]]) -> str:
+def _text(
+    block: Any,
+    hidden_styles: frozenset[tuple[str, str]],
+    objects: _Objects | _Inline | None = None,
+) -> str:
     """A paragraph's text as the page shows it: white space collapsed, spaces,
     tabs and line breaks written out, what stands aside or is hidden left out,
-    and drawings (text boxes, shapes), whose paragraphs are read on their own turn."""
+    and drawings (text boxes, shapes), whose paragraphs are read on their own turn;
+    with `objects`, a formula standing as a character read where it stands."""
     pieces: list[tuple[str, bool]] = []
-    _pieces(block, hidden_styles, pieces)
+    _pieces(block, hidden_styles, pieces, objects)
     return _collapse(pieces)
 
 
 def _pieces(
-    el: Any, hidden_styles: frozenset[tuple[str, str]], pieces: list[tuple[str, bool]]
+    el: Any,
+    hidden_styles: frozenset[tuple[str, str]],
+    pieces: list[tuple[str, bool]],
+    objects: _Objects | _Inline | None = None,
 ) -> None:
     """Append the element's text as (text, written out) pieces: written-out ones
     (text:s, text:tab, text:line-break) keep their white space, the rest collapse."""
     pieces.append((el.text or "", False))
     for child in el:
         tag = child.tag
-        if tag == _SPACE:
+        if tag == _FRAME and objects is not None:
+            for embedded in child.iterchildren(_OBJECT):
+                if formula := _inline_formula(embedded, objects):
+                    pieces.append((formula, False))
+        elif tag == _SPACE:
             # Capped: a hostile file may ask for a billion spaces.
             spaces = min(_count(child.get(f"{_TEXT}c")), _MAX_SPACES)
             pieces.append((" " * spaces, True))
@@ -526,7 +579,7 @@ def _pieces(
             )
             and not _hidden(child, hidden_styles)
         ):
-            _pieces(child, hidden_styles, pieces)  # spans, links, fields
+            _pieces(child, hidden_styles, pieces, objects)  # spans, links, fields
         pieces.append((child.tail or "", False))
 
 
@@ -1117,8 +1170,7 @@ def _object_lines(embedded: Any, objects: _Objects) -> Iterator[str]:
     objects give nothing."""
     root = objects.root(embedded)
     if root is not None and root.tag == f"{_MATH}math":
-        formula = "".join(token.text or "" for token in root.iter(*_MATH_TOKENS))
-        if formula := formula.translate(_INVISIBLE).strip():
+        if formula := _formula(root):
             yield formula
         return
     chart = None if root is None else next(root.iter(f"{_CHART}chart"), None)
@@ -1156,6 +1208,26 @@ def _object_lines(embedded: Any, objects: _Objects) -> Iterator[str]:
     for line in (names, capped(_cells(table, categories, True))):
         if line:
             yield "\t".join(line)
+
+
+def _formula(root: Any) -> str:
+    """A formula's line: its MathML tokens' text, invisible operators left out."""
+    formula = "".join(token.text or "" for token in root.iter(*_MATH_TOKENS))
+    return formula.translate(_INVISIBLE).strip()
+
+
+def _inline_formula(embedded: Any, objects: _Objects | _Inline) -> str | None:
+    """The formula a draw:object embeds in a frame anchored as a character (in a
+    sentence, where Writer puts one), read where it stands, as a DOCX's inline
+    equation; None for other objects, and for formulas anchored otherwise (read
+    after their paragraph)."""
+    frame = embedded.getparent()
+    if frame is None or frame.tag != _FRAME or frame.get(_ANCHOR_TYPE) != "as-char":
+        return None
+    root = objects.root(embedded)
+    if root is None or root.tag != f"{_MATH}math":
+        return None
+    return _formula(root)
 
 
 def _names_table(address: str, table: str | None) -> bool:

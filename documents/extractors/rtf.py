@@ -33,6 +33,7 @@ from .base import (
     table_row_lines,
 )
 from .marks import SYMBOL_FONT
+from .text import extract_text
 
 _CUT = "the RTF is incomplete (its end is missing); the upload may have been cut short"
 # RTF is 7-bit text: control bytes read as text mean the file is not RTF past its
@@ -124,12 +125,15 @@ _SYMBOL_TABLE = str.maketrans({chr(code): char for code, char in SYMBOL_FONT.ite
 def extract_rtf(
     path: str | os.PathLike[str], options: ExtractOptions
 ) -> ExtractionResult:
-    """Extract the text of an RTF file, up to the limit."""
+    """Extract the text of an RTF file, up to the limit; plain text under an RTF
+    name (no {\\rtf at its start, past a UTF-8 BOM and white space) as text."""
     with open(path, "rb") as fh:
-        data = fh.read()
+        data = fh.read().removeprefix(codecs.BOM_UTF8)
+    if not data.lstrip().startswith(b"{\\rtf") and not _binary(data):
+        # Renamed notes, a tool's "RTF" export: what it shows is its text.
+        return extract_text(path, options)
     body, notes, margins, comments = _read(data.decode("latin-1"))
-    controls = len(_CONTROLS.findall(body))
-    if controls > max(_MAX_CONTROLS, _MAX_CONTROL_SHARE * len(body)):
+    if _binary(body):
         raise CorruptFileError(_NOT_RTF)
     # An RTF's text is never longer than the file, so the limit bounds the output.
     text = TextBuilder(options.max_chars)
@@ -152,6 +156,14 @@ def extract_rtf(
         extractor="rtf",
         note=note,
     )
+
+
+def _binary(text: str | bytes) -> bool:
+    """True when more of the text is control characters than RTF or text holds."""
+    if isinstance(text, bytes):
+        text = text.decode("latin-1")
+    controls = len(_CONTROLS.findall(text))
+    return controls > max(_MAX_CONTROLS, _MAX_CONTROL_SHARE * len(text))
 
 
 def read_text(data: bytes) -> str:
