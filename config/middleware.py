@@ -10,7 +10,6 @@ from collections.abc import Callable
 
 from csp.middleware import CSPMiddleware
 from django.conf import settings
-from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.middleware.clickjacking import XFrameOptionsMiddleware
 from django.template.loader import render_to_string
@@ -229,18 +228,33 @@ class UnsentFormMiddleware:
         "You were logged out (in another tab, or after a long while), so what you "
         "sent was not kept: log in, then send it again."
     )
+    COOKIE = "unsent"  # for the log-in page, which says MESSAGE
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
+        login = reverse("login")
         if (
             request.method == "POST"
             and response.status_code == 302
             and not request.user.is_authenticated
             # login_required's way there (``?next=``), not a log-out's own.
-            and response.get("Location", "").startswith(f"{reverse('login')}?")
+            and response.get("Location", "").startswith(f"{login}?")
         ):
-            messages.warning(request, self.MESSAGE)
+            # Said by a cookie the log-in page reads once, not kept in the session
+            # (messages are): each anonymous POST, anyone's script's, wrote a
+            # session row to hold it.
+            response.set_cookie(
+                self.COOKIE,
+                "1",
+                max_age=600,
+                path=login,
+                secure=settings.SESSION_COOKIE_SECURE,
+                httponly=True,
+                samesite="Lax",
+            )
+        elif request.path == login and self.COOKIE in request.COOKIES:
+            response.delete_cookie(self.COOKIE, path=login, samesite="Lax")
         return response

@@ -3,6 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from django.views.generic import RedirectView
 
+from config.middleware import UnsentFormMiddleware
 from config.passwords import PasswordChangeView
 from documents.token_views import api_tokens
 
@@ -11,7 +12,13 @@ urlpatterns = [
     # Django's account pages but the password reset's: the site sends no e-mail (an
     # administrator sets a forgotten password), and an open reset form only tells
     # strangers which addresses have accounts.
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path(
+        "accounts/login/",
+        auth_views.LoginView.as_view(
+            extra_context={"unsent_message": UnsentFormMiddleware.MESSAGE}
+        ),
+        name="login",
+    ),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     # The site's own pages (Django's default templates are the admin's).
     path(

@@ -7,14 +7,15 @@ import errno
 import hashlib
 import logging
 import re
+import unicodedata
 from collections.abc import Iterable
 
 from django.contrib.auth import get_user_model
 from django.core.files import File
 from django.core.files.storage import Storage
 from django.db import DatabaseError, IntegrityError, transaction
-from django.db.models import F
-from django.db.models.functions import Substr
+from django.db.models import F, Value
+from django.db.models.functions import Lower, Substr
 from django.utils import timezone
 
 from documents.access import LimitReached, check_active_jobs
@@ -303,14 +304,19 @@ def document_update_details(
         _take_owners_turn({document.owner_id})
         if not Document.objects.filter(pk=document.pk).exists():
             raise Document.DoesNotExist(f"Document {document.pk} was deleted.")
-        # Matched in Python, as tag_names does (casefold): SQLite's iexact and
-        # LOWER() fold ASCII letters only, so "été" made a second tag beside "Été".
-        mine = {
-            tag.name.casefold(): tag
-            for tag in Tag.objects.filter(owner_id=document.owner_id)
-        }
+        # Matched in Python, as tag_names does (NFC, casefold): SQLite's iexact and
+        # LOWER() fold ASCII letters only, so "été" made a second tag beside "Été";
+        # a tag kept before names were composed is the one sent composed now.
+        owners = Tag.objects.filter(owner_id=document.owner_id)
+        mine = {_folded(tag.name): tag for tag in owners}
         tags = [
-            mine.get(name.casefold())
+            mine.get(_folded(name))
+            # The unique constraint's own fold (PostgreSQL's LOWER folds "İ" to
+            # "i", casefold does not): a tag it takes for this one is this one.
+            or owners.alias(folded=Lower("name"))
+            .filter(folded=Lower(Value(name)))
+            .order_by("pk")
+            .first()
             or Tag.objects.create(owner_id=document.owner_id, name=name)
             for name in tag_names
         ]
@@ -322,6 +328,11 @@ def document_update_details(
         document.save(update_fields=fields)
         document.tags.set(tags)
         _drop_unused_tags(document.owner_id)
+
+
+def _folded(name: str) -> str:
+    """A tag's name as matched: composed (NFC) and case-folded."""
+    return unicodedata.normalize("NFC", name).casefold()
 
 
 def _take_owners_turn(owner_ids: set[int]) -> None:
