@@ -15,6 +15,9 @@ SYSTEM_PACKAGES := tesseract-ocr-eng tesseract-ocr-osd
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 $(VENV)/.installed: requirements.txt
+	@# Before the venv: one made by an older Python would stay behind, and pip would
+	@# only say that no version of some package fits.
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "Python 3.11 or newer is needed; $(PYTHON) is " + sys.version.split()[0] + ": install one and run make with it, e.g. make run PYTHON=python3.12")'
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
 	$(VENV)/bin/pip install --quiet -r requirements.txt

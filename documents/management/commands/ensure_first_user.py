@@ -26,8 +26,15 @@ class Command(BaseCommand):
         User = get_user_model()  # noqa: N806
         if User.objects.exists():
             if options["verbosity"]:
+                note = settings.VAR_DIR / "first-user.txt"
+                where = (
+                    f" The first one's password, as made, is in {note}."
+                    if note.exists()
+                    else ""
+                )
                 self.stdout.write(
                     "Users exist; log in with yours (or: manage.py createsuperuser)."
+                    + where
                 )
             return
         try:
