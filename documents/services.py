@@ -287,9 +287,10 @@ def document_delete_many(*, documents: Iterable[Document]) -> None:
         # job, a metrics row) is seen by the delete below, not left pointing at a
         # document gone (a foreign-key error at commit).
         jobs = QueueItem.objects.filter(document_id__in=ids)
-        list(jobs.select_for_update().values_list("pk", flat=True))
-        list(Document.objects.filter(pk__in=ids).select_for_update().values_list("pk"))
-        Document.objects.filter(pk__in=ids).delete()
+        list(jobs.select_for_update().order_by("pk").values_list("pk", flat=True))
+        rows = Document.objects.filter(pk__in=ids)
+        list(rows.select_for_update().order_by("pk").values_list("pk"))
+        rows.delete()
         for owner_id in {document.owner_id for document in gone}:
             _drop_unused_tags(owner_id)
         transaction.on_commit(discard_files)

@@ -113,6 +113,17 @@ def _start_fork_server_deaf_to_ctrl_c() -> None:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
+def _ended(exitcode: int) -> str:
+    """How a child process ended: its exit code, or the signal that killed it
+    (SIGSEGV, a library's crash; SIGKILL, the OOM killer's), by name."""
+    if exitcode >= 0:
+        return f"exit code {exitcode}"
+    try:
+        return f"killed by {signal.Signals(-exitcode).name}"
+    except ValueError:
+        return f"killed by signal {-exitcode}"
+
+
 def _host() -> str:
     return socket.gethostname().replace("/", "_")
 
@@ -319,7 +330,7 @@ class JobRunner:
             return Outcome(
                 False,
                 error_type=ErrorType.UNKNOWN,
-                error_message=f"The job's process crashed (exit code {exc.exitcode}); "
+                error_message=f"The job's process crashed ({_ended(exc.exitcode)}); "
                 "its input may be too large or malformed.",
             )
         except BrokenProcessPool:

@@ -1,9 +1,9 @@
 """An extraction function for worker tests; its file's first bytes say how to misbehave.
 
 ``sleep:N`` sleeps N seconds then extracts, ``exit`` kills the child process,
-``memory`` allocates until the memory cap stops it, ``pages:N:S`` reports a page done
-every S seconds for N pages (a long scan), ``hang-after:N`` reports N pages done then
-hangs; anything else is extracted for real.
+``segfault`` ends it by SIGSEGV, ``memory`` allocates until the memory cap stops it,
+``pages:N:S`` reports a page done every S seconds for N pages (a long scan),
+``hang-after:N`` reports N pages done then hangs; anything else is extracted for real.
 With ``EXTRACTION_LOG`` set, each extraction appends the file's path to that file,
 so tests can count how often a document was extracted.
 """
@@ -11,6 +11,7 @@ so tests can count how often a document was extracted.
 from __future__ import annotations
 
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -31,6 +32,8 @@ def extract(path: str, *, mime_type: str | None = None, progress=None, **options
         time.sleep(float(head.split(b":")[1].split()[0]))
     elif head.startswith(b"exit"):
         os._exit(3)
+    elif head.startswith(b"segfault"):
+        os.kill(os.getpid(), signal.SIGSEGV)  # as a C library's crash ends it
     elif head.startswith(b"memory"):
         hog = []
         while True:

@@ -220,7 +220,12 @@ def test_hanging_job_times_out_is_retried_then_fails_while_others_complete(
 
 
 @pytest.mark.parametrize(
-    ("content", "message"), [(b"exit", "crashed"), (b"memory", "memory")]
+    ("content", "message"),
+    [
+        (b"exit", "crashed (exit code 3)"),
+        (b"segfault", "crashed (killed by SIGSEGV)"),
+        (b"memory", "memory"),
+    ],
 )
 def test_a_crashing_or_exploding_extractor_costs_one_job_not_the_worker(
     make_worker, make_document, slow_extractor, settings, content, message
