@@ -9,6 +9,7 @@ task runs, and the JSON round trip of arguments."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import signal
@@ -85,6 +86,18 @@ def test_a_worker_logs_a_failure_as_an_error_with_its_traceback(caplog):
     assert records[1].exc_info[0] is ValueError
 
 
+@pytest.fixture
+def no_event_loop_here():
+    """The main thread without an event loop running in it, as a worker's: once a
+    browser test has started Playwright's sync API, its loop stays set as running
+    here, and signals' async receivers (``async_to_sync``) refuse to run."""
+    playwright_loop = asyncio._get_running_loop()
+    asyncio._set_running_loop(None)
+    yield
+    asyncio._set_running_loop(playwright_loop)
+
+
+@pytest.mark.usefixtures("no_event_loop_here")
 def test_async_receivers_hear_every_stage():
     heard = []
 
