@@ -419,10 +419,11 @@ class JobRunner:
                 # Raised, the job was released uncharged and run again at once, for
                 # ever.
                 logger.warning("Could not store the result of job %s: %s", item.pk, exc)
-                message = STORE_FAILED.format(error=exception_message(exc))
                 if isinstance(exc, OSError):
                     message = STORE_FAILED.format(error=exc.strerror or exc)
                     message += STORAGE_HINT
+                else:
+                    message = STORE_FAILED.format(error=exception_message(exc))
                 outcome = Outcome(
                     False, error_type=ErrorType.UNKNOWN, error_message=message
                 )
